@@ -1,0 +1,33 @@
+package agent
+
+import (
+	"encoding/json"
+	"errors"
+)
+
+// ErrContextLength is wrapped by model adapters when the provider refuses a
+// request because the prompt exceeds the model's context window. The loop
+// reacts by eliding old tool outputs and trying once more.
+var ErrContextLength = errors.New("model context length exceeded")
+
+// Error codes carried by error Results.
+const (
+	CodeInvalidArgument = "INVALID_ARGUMENT"
+	CodeNotFound        = "NOT_FOUND"
+	CodeDenied          = "DENIED"
+	CodePatchRejected   = "PATCH_REJECTED"
+	CodeFailed          = "FAILED"
+	CodeTimeout         = "TIMEOUT"
+)
+
+// ErrorResult builds the structured error result the model reads:
+// {"status":"error","code":...,"message":...,"retryable":...}.
+func ErrorResult(code, message string, retryable bool) Result {
+	b, _ := json.Marshal(struct {
+		Status    string `json:"status"`
+		Code      string `json:"code"`
+		Message   string `json:"message"`
+		Retryable bool   `json:"retryable"`
+	}{"error", code, message, retryable})
+	return Result{Text: string(b), IsError: true, Code: code}
+}

@@ -1,0 +1,170 @@
+// Package agent owns the minimal coding-agent loop: the protocol types shared
+// with model adapters and tools, the tool registry, the write policy, the
+// event stream and the stop conditions. It knows nothing about GitHub and
+// imports no concrete tool: tools and models are injected.
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+)
+
+// Role says who produced a Message.
+type Role string
+
+// The three roles of the conversation.
+const (
+	RoleUser      Role = "user"
+	RoleAssistant Role = "assistant"
+	RoleTool      Role = "tool"
+)
+
+// Message is one entry of the append-only history.
+//
+// A user message carries Text. An assistant message carries Text, ToolCalls
+// or both. A tool message answers exactly one ToolCall: ToolCallID, ToolName,
+// Text (what the model reads) and IsError.
+type Message struct {
+	Role       Role       `json:"role"`
+	Text       string     `json:"text,omitempty"`
+	ToolCalls  []ToolCall `json:"tool_calls,omitempty"`
+	ToolCallID string     `json:"tool_call_id,omitempty"`
+	ToolName   string     `json:"tool_name,omitempty"`
+	IsError    bool       `json:"is_error,omitempty"`
+}
+
+// ToolCall is one tool invocation proposed by the model. Arguments is the
+// model's raw argument text; it is untrusted and may not even be valid JSON,
+// so it must be validated before use (the Registry does).
+type ToolCall struct {
+	ID        string          `json:"id"`
+	Name      string          `json:"name"`
+	Arguments json.RawMessage `json:"arguments"`
+}
+
+// MarshalJSON keeps a trace writable when the model sent arguments that are
+// not valid JSON: they are then recorded as a JSON string.
+func (c ToolCall) MarshalJSON() ([]byte, error) {
+	type plain struct {
+		ID        string          `json:"id"`
+		Name      string          `json:"name"`
+		Arguments json.RawMessage `json:"arguments"`
+	}
+	args := c.Arguments
+	if len(args) == 0 {
+		args = json.RawMessage("null")
+	} else if !json.Valid(args) {
+		quoted, _ := json.Marshal(string(args))
+		args = quoted
+	}
+	return json.Marshal(plain{ID: c.ID, Name: c.Name, Arguments: args})
+}
+
+// Usage counts tokens for one model call or, summed, for a run.
+type Usage struct {
+	InputTokens      int64 `json:"input_tokens"`
+	OutputTokens     int64 `json:"output_tokens"`
+	CacheReadTokens  int64 `json:"cache_read_tokens,omitempty"`
+	CacheWriteTokens int64 `json:"cache_write_tokens,omitempty"`
+}
+
+// Add returns the element-wise sum of u and o.
+func (u Usage) Add(o Usage) Usage {
+	return Usage{
+		InputTokens:      u.InputTokens + o.InputTokens,
+		OutputTokens:     u.OutputTokens + o.OutputTokens,
+		CacheReadTokens:  u.CacheReadTokens + o.CacheReadTokens,
+		CacheWriteTokens: u.CacheWriteTokens + o.CacheWriteTokens,
+	}
+}
+
+// Total is input plus output tokens (cache reads and writes are part of input).
+func (u Usage) Total() int64 { return u.InputTokens + u.OutputTokens }
+
+// ToolSpec describes a tool to the model. InputSchema is a JSON Schema object.
+type ToolSpec struct {
+	Name        string          `json:"name"`
+	Description string          `json:"description"`
+	InputSchema json.RawMessage `json:"input_schema"`
+}
+
+// Request is what the loop asks a Model for: the system instructions, the
+// whole history (append-only, so the provider's prompt cache keeps hitting)
+// and the tools the model may call.
+type Request struct {
+	System          string     `json:"system"`
+	Messages        []Message  `json:"messages"`
+	Tools           []ToolSpec `json:"tools"`
+	MaxOutputTokens int        `json:"max_output_tokens,omitempty"`
+}
+
+// Output is one model turn: either a final message (no ToolCalls) or tool
+// calls (Message may then hold accompanying text), plus the turn's usage.
+type Output struct {
+	Message   string     `json:"message,omitempty"`
+	ToolCalls []ToolCall `json:"tool_calls,omitempty"`
+	Usage     Usage      `json:"usage"`
+	// Model is the model name the provider reports, when it reports one.
+	Model string `json:"model,omitempty"`
+}
+
+// Model samples one assistant turn. Adapters retry transient failures
+// (429, 5xx) themselves; an error returned here ends the run with stop
+// reason model_error, unless it wraps ErrContextLength.
+type Model interface {
+	Sample(ctx context.Context, req Request) (Output, error)
+}
+
+// Result is what a tool returns to the model.
+//
+// A bad call (invalid arguments, a refused path, a failed command) is a Result
+// with IsError set: the model reads Text and the loop continues. Only an
+// infrastructure failure (cancelled context, disk error) is a Go error.
+type Result struct {
+	Text    string `json:"text"`
+	IsError bool   `json:"is_error,omitempty"`
+	// Code classifies an error result: INVALID_ARGUMENT, NOT_FOUND, DENIED,
+	// PATCH_REJECTED, FAILED, TIMEOUT... Empty for a success.
+	Code string `json:"code,omitempty"`
+}
+
+// Tool is one capability offered to the model.
+type Tool interface {
+	Spec() ToolSpec
+	// Mutates reports whether the tool can change the workspace; mutating
+	// calls pass the write policy and never run concurrently.
+	Mutates() bool
+	Execute(ctx context.Context, args json.RawMessage) (Result, error)
+}
+
+// PathToucher is implemented by mutating tools that can say, before running,
+// which workspace-relative paths a call would write (create, modify, delete,
+// rename source and target). The write policy checks them.
+type PathToucher interface {
+	TouchedPaths(args json.RawMessage) ([]string, error)
+}
+
+// Event is one entry of the event stream (the trace).
+type Event struct {
+	Type string         `json:"type"`
+	Time time.Time      `json:"time"`
+	Data map[string]any `json:"data,omitempty"`
+}
+
+// Event types, in the order a run emits them.
+const (
+	EventTurnStart     = "turn.start"
+	EventModelRequest  = "model.request"
+	EventModelResponse = "model.response"
+	EventToolStart     = "tool.start"
+	EventToolEnd       = "tool.end"
+	EventMessage       = "message"
+	EventTurnEnd       = "turn.end"
+)
+
+// EventSink receives events. Emit must be safe for concurrent use and must
+// not block the loop for long.
+type EventSink interface {
+	Emit(Event)
+}

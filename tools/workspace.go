@@ -1,0 +1,221 @@
+// Package tools implements the four tools the model may call (read_file,
+// search, apply_patch, run_test) over a sandboxed workspace. It knows neither
+// GitHub nor models; it uses only the loop's small protocol types.
+package tools
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"strings"
+
+	"github.com/org/mini-agent/internal/glob"
+)
+
+// DefaultProtected are the globs never written unless the policy says otherwise.
+var DefaultProtected = []string{".github/**", "**/.env", "**/.env.*"}
+
+// RunsPrefix is the pseudo-path under which read_file pages the full saved
+// output of earlier run_test calls: "@runs/3.log" is the third call's output.
+const RunsPrefix = "@runs/"
+
+// maxSymlinkHops bounds symlink resolution, as the kernel does.
+const maxSymlinkHops = 40
+
+// ErrOutside is returned for any path that leaves the workspace.
+var ErrOutside = errors.New("path is outside the workspace")
+
+// Workspace is the sandbox every tool works through. Paths from the model
+// are workspace-relative; absolute paths, `..` and symlinks that leave the
+// workspace are refused, and `.git/` is never read or written (actions/checkout
+// keeps the token in .git/config).
+type Workspace struct {
+	dir       string
+	root      *os.Root
+	protected []string
+	runsDir   string
+}
+
+// WorkspaceOptions configure OpenWorkspace.
+type WorkspaceOptions struct {
+	// Protected globs are refused for writes; nil means DefaultProtected.
+	Protected []string
+	// RunsDir is where run_test saves full outputs. It must be outside the
+	// workspace so saved logs never appear in the diff. Empty means a fresh
+	// temporary directory, removed by Close.
+	RunsDir string
+}
+
+// OpenWorkspace opens dir as a sandboxed workspace.
+func OpenWorkspace(dir string, opt WorkspaceOptions) (*Workspace, error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, fmt.Errorf("open workspace: %w", err)
+	}
+	if real, err := filepath.EvalSymlinks(abs); err == nil {
+		abs = real
+	}
+	root, err := os.OpenRoot(abs)
+	if err != nil {
+		return nil, fmt.Errorf("open workspace: %w", err)
+	}
+	w := &Workspace{dir: abs, root: root, protected: opt.Protected, runsDir: opt.RunsDir}
+	if w.protected == nil {
+		w.protected = DefaultProtected
+	}
+	if w.runsDir == "" {
+		d, err := os.MkdirTemp("", "mini-agent-runs-")
+		if err != nil {
+			root.Close()
+			return nil, fmt.Errorf("open workspace: runs dir: %w", err)
+		}
+		w.runsDir = d
+	} else if err := os.MkdirAll(w.runsDir, 0o755); err != nil {
+		root.Close()
+		return nil, fmt.Errorf("open workspace: runs dir: %w", err)
+	}
+	if rel, err := filepath.Rel(abs, w.runsDir); err == nil && !strings.HasPrefix(rel, "..") {
+		root.Close()
+		return nil, fmt.Errorf("open workspace: runs dir %s is inside the workspace", w.runsDir)
+	}
+	return w, nil
+}
+
+// Close releases the root handle and removes a temporary runs dir.
+func (w *Workspace) Close() error {
+	err := w.root.Close()
+	if strings.HasPrefix(filepath.Base(w.runsDir), "mini-agent-runs-") {
+		os.RemoveAll(w.runsDir)
+	}
+	return err
+}
+
+// Dir is the workspace's absolute directory.
+func (w *Workspace) Dir() string { return w.dir }
+
+// Root is the os.Root all file access goes through.
+func (w *Workspace) Root() *os.Root { return w.root }
+
+// RunsDir is the directory (outside the workspace) holding run_test logs.
+func (w *Workspace) RunsDir() string { return w.runsDir }
+
+// Protected returns the globs refused for writes.
+func (w *Workspace) Protected() []string { return w.protected }
+
+// Clean validates a model-supplied path and returns it slash-separated and
+// cleaned. "." names the workspace itself.
+func Clean(p string) (string, error) {
+	if p == "" {
+		return "", errors.New("empty path")
+	}
+	if strings.ContainsRune(p, 0) {
+		return "", errors.New("path contains a NUL byte")
+	}
+	p = strings.ReplaceAll(p, "\\", "/")
+	if strings.HasPrefix(p, "/") || filepath.IsAbs(p) || (len(p) > 1 && p[1] == ':') {
+		return "", fmt.Errorf("%q: absolute paths are refused; use a path relative to the workspace: %w", p, ErrOutside)
+	}
+	p = strings.TrimPrefix(p, "./")
+	for _, seg := range strings.Split(p, "/") {
+		if seg == ".." {
+			return "", fmt.Errorf("%q: '..' is refused: %w", p, ErrOutside)
+		}
+	}
+	return path.Clean(p), nil
+}
+
+// Resolve cleans p and follows symlinks inside the workspace, returning the
+// real workspace-relative path. A link that points outside, or into .git,
+// is refused. Missing trailing components are allowed (for creates).
+func (w *Workspace) Resolve(p string) (string, error) {
+	clean, err := Clean(p)
+	if err != nil {
+		return "", err
+	}
+	var done []string
+	todo := splitPath(clean)
+	hops := 0
+	for len(todo) > 0 {
+		seg := todo[0]
+		todo = todo[1:]
+		cand := path.Join(append(append([]string{}, done...), seg)...)
+		fi, err := w.root.Lstat(cand)
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				done = append(done, seg)
+				done = append(done, todo...)
+				break
+			}
+			return "", fmt.Errorf("%q: %w", p, err)
+		}
+		if fi.Mode()&fs.ModeSymlink == 0 {
+			done = append(done, seg)
+			continue
+		}
+		hops++
+		if hops > maxSymlinkHops {
+			return "", fmt.Errorf("%q: too many symlinks", p)
+		}
+		target, err := w.root.Readlink(cand)
+		if err != nil {
+			return "", fmt.Errorf("%q: %w", p, err)
+		}
+		if path.IsAbs(target) || filepath.IsAbs(target) {
+			return "", fmt.Errorf("%q is a symlink to an absolute path: %w", p, ErrOutside)
+		}
+		joined := path.Join(path.Join(done...), target)
+		if joined == ".." || strings.HasPrefix(joined, "../") {
+			return "", fmt.Errorf("%q is a symlink that leaves the workspace: %w", p, ErrOutside)
+		}
+		done = nil
+		todo = append(splitPath(joined), todo...)
+	}
+	real := path.Join(done...)
+	if real == "" {
+		real = "."
+	}
+	if isGitPath(real) {
+		return "", fmt.Errorf("%q: the .git directory is off limits", p)
+	}
+	return real, nil
+}
+
+// CheckWrite resolves p for writing: everything Resolve refuses, plus
+// protected globs on both the given and the real path.
+func (w *Workspace) CheckWrite(p string) (string, error) {
+	clean, err := Clean(p)
+	if err != nil {
+		return "", err
+	}
+	if isGitPath(clean) {
+		return "", fmt.Errorf("%q: writes to .git are always refused", p)
+	}
+	real, err := w.Resolve(clean)
+	if err != nil {
+		return "", err
+	}
+	if real == "." {
+		return "", fmt.Errorf("%q: cannot write the workspace root", p)
+	}
+	for _, c := range []string{clean, real} {
+		if g, ok := glob.Any(w.protected, c); ok {
+			return "", fmt.Errorf("%q is protected by policy (%s)", p, g)
+		}
+	}
+	return real, nil
+}
+
+func splitPath(p string) []string {
+	if p == "." || p == "" {
+		return nil
+	}
+	return strings.Split(p, "/")
+}
+
+func isGitPath(p string) bool {
+	first, _, _ := strings.Cut(p, "/")
+	return first == ".git"
+}
