@@ -1,0 +1,351 @@
+package agent
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+)
+
+// Agent runs the loop: sample the model, authorize and execute its tool
+// calls, feed results back, until a final message or a stop condition.
+type Agent struct {
+	Model  Model
+	Tools  *Registry
+	Policy Policy
+	Events EventSink
+	Limits Limits
+	// System is the instruction text (see Instructions).
+	System string
+	// ModelName is used for pricing and reporting.
+	ModelName string
+	Cost      CostFunc
+	// Redact scrubs secrets from every text that enters the history (the
+	// goal and tool results), so no secret reaches a request or the trace.
+	Redact func(string) string
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+}
+
+// errDeadline is the cause attached to the run's own deadline, to tell it
+// apart from the caller's cancellation.
+var errDeadline = errors.New("run deadline reached")
+
+// exclusive is implemented by non-mutating tools that still must not run
+// beside others (run_test: it executes code and holds the CPU).
+type exclusive interface{ Exclusive() bool }
+
+type run struct {
+	a       *Agent
+	lim     Limits
+	emit    func(string, map[string]any)
+	res     *RunResult
+	history []Message
+	seen    map[[32]byte]int
+	mu      sync.Mutex // guards res counters during concurrent calls
+}
+
+// Run executes one task: goal is the user message. It always returns a
+// RunResult whose StopReason says why it ended; the error is non-nil only
+// for misconfiguration.
+func (a *Agent) Run(ctx context.Context, goal string) (*RunResult, error) {
+	if a.Model == nil || a.Tools == nil || a.Policy == nil {
+		return nil, errors.New("agent: Model, Tools and Policy are required")
+	}
+	now := a.Now
+	if now == nil {
+		now = time.Now
+	}
+	lim := a.Limits.withDefaults()
+	start := now()
+	r := &run{a: a, lim: lim, res: &RunResult{Model: a.ModelName, perTool: map[string]int{}}, seen: map[[32]byte]int{}}
+	r.emit = func(typ string, data map[string]any) {
+		if a.Events != nil {
+			a.Events.Emit(Event{Type: typ, Time: now(), Data: data})
+		}
+	}
+	runCtx := ctx
+	if lim.Timeout > 0 {
+		var cancel context.CancelFunc
+		runCtx, cancel = context.WithTimeoutCause(ctx, lim.Timeout, errDeadline)
+		defer cancel()
+	}
+	r.emit(EventTurnStart, map[string]any{"goal": a.redact(goal), "model": a.ModelName, "tools": a.Tools.Names(),
+		"limits": map[string]any{"max_steps": lim.MaxSteps, "max_tokens": lim.MaxTokens, "max_cost_usd": lim.MaxCostUSD,
+			"timeout": lim.Timeout.String(), "loop_repeat": lim.LoopRepeat}})
+	r.history = []Message{{Role: RoleUser, Text: a.redact(goal)}}
+	pending := r.loop(runCtx, ctx)
+	r.res.History = r.history
+	r.res.Duration = now().Sub(start).Seconds()
+	r.res.describe(lim, pending)
+	r.emit(EventTurnEnd, map[string]any{"stop_reason": r.res.StopReason, "steps": r.res.Steps,
+		"tool_calls": r.res.ToolCalls, "tokens": r.res.Usage.Total(), "usage": r.res.Usage,
+		"cost_usd": r.res.CostUSD, "cost_known": r.res.CostKnown, "detail": r.res.Detail, "duration_s": r.res.Duration})
+	return r.res, nil
+}
+
+func (a *Agent) redact(s string) string {
+	if a.Redact == nil {
+		return s
+	}
+	return a.Redact(s)
+}
+
+// stopFor classifies a context error: the run's own deadline, or the caller's.
+func stopFor(runCtx, parent context.Context) string {
+	if parent.Err() == nil && errors.Is(context.Cause(runCtx), errDeadline) {
+		return StopDeadline
+	}
+	if errors.Is(parent.Err(), context.DeadlineExceeded) {
+		return StopDeadline
+	}
+	return StopCancelled
+}
+
+// loop runs until a stop; it returns the calls the model asked for that
+// were not run, for the report.
+func (r *run) loop(ctx, parent context.Context) []ToolCall {
+	res, lim := r.res, r.lim
+	retriedContext := false
+	for {
+		if ctx.Err() != nil {
+			res.StopReason = stopFor(ctx, parent)
+			return nil
+		}
+		if lim.MaxSteps > 0 && res.Steps >= lim.MaxSteps {
+			res.StopReason = StopMaxSteps
+			return nil
+		}
+		elided := elide(r.history, r.a.System, r.a.Tools.Specs(), lim.ContextTokens*4/5, keepRecentTools)
+		req := Request{System: r.a.System, Messages: r.history, Tools: r.a.Tools.Specs()}
+		r.emit(EventModelRequest, map[string]any{"step": res.Steps + 1, "messages": len(r.history),
+			"approx_tokens": approxTokens(req), "elided": elided})
+		t0 := time.Now()
+		out, err := r.a.Model.Sample(ctx, req)
+		if err != nil {
+			if ctx.Err() != nil {
+				res.StopReason = stopFor(ctx, parent)
+				return nil
+			}
+			if errors.Is(err, ErrContextLength) && !retriedContext {
+				retriedContext = true
+				// The provider's window is smaller than we thought: halve the history.
+				if elide(r.history, r.a.System, r.a.Tools.Specs(), approxTokens(req)/2, 1) > 0 {
+					continue
+				}
+			}
+			res.StopReason, res.Err = StopModelError, err.Error()
+			return nil
+		}
+		retriedContext = false
+		res.Steps++
+		res.Usage = res.Usage.Add(out.Usage)
+		if out.Model != "" && res.Model == "" {
+			res.Model = out.Model
+		}
+		if r.a.Cost != nil {
+			res.CostUSD, res.CostKnown = r.a.Cost(r.a.ModelName, res.Usage)
+		}
+		r.emit(EventModelResponse, map[string]any{"step": res.Steps, "tool_calls": len(out.ToolCalls),
+			"usage": out.Usage, "duration": durationString(time.Since(t0))})
+		if len(out.ToolCalls) == 0 {
+			res.FinalMessage = out.Message
+			r.history = append(r.history, Message{Role: RoleAssistant, Text: out.Message})
+			r.emit(EventMessage, map[string]any{"step": res.Steps, "text": out.Message})
+			res.StopReason = StopFinalMessage
+			return nil
+		}
+		calls := normalizeIDs(out.ToolCalls, res.Steps)
+		if lim.MaxTokens > 0 && res.Usage.Total() >= lim.MaxTokens {
+			res.StopReason = StopTokenBudget
+			return calls
+		}
+		if lim.MaxCostUSD > 0 && res.CostKnown && res.CostUSD >= lim.MaxCostUSD {
+			res.StopReason = StopCostBudget
+			return calls
+		}
+		r.history = append(r.history, Message{Role: RoleAssistant, Text: out.Message, ToolCalls: calls})
+		results, pending, err := r.execute(ctx, calls)
+		r.history = append(r.history, results...)
+		if err != nil {
+			if ctx.Err() != nil {
+				res.StopReason = stopFor(ctx, parent)
+			} else {
+				res.StopReason, res.Err = StopError, err.Error()
+			}
+			return pending
+		}
+		if r.looping(calls, results) {
+			res.StopReason = StopLoopDetected
+			return nil
+		}
+	}
+}
+
+// normalizeIDs gives every call an id, unique within the run.
+func normalizeIDs(calls []ToolCall, step int) []ToolCall {
+	out := make([]ToolCall, len(calls))
+	seen := map[string]bool{}
+	for i, c := range calls {
+		if c.ID == "" || seen[c.ID] {
+			c.ID = fmt.Sprintf("call_%d_%d", step, i+1)
+		}
+		seen[c.ID] = true
+		out[i] = c
+	}
+	return out
+}
+
+// looping counts identical (call, result) pairs over the run.
+func (r *run) looping(calls []ToolCall, results []Message) bool {
+	hit := false
+	for i, c := range calls {
+		h := sha256.New()
+		fmt.Fprintf(h, "%s\x00%s\x00", c.Name, canonicalJSON(c.Arguments))
+		h.Write([]byte(results[i].Text))
+		var key [32]byte
+		copy(key[:], h.Sum(nil))
+		r.seen[key]++
+		if r.lim.LoopRepeat > 0 && r.seen[key] >= r.lim.LoopRepeat {
+			hit = true
+		}
+	}
+	return hit
+}
+
+func canonicalJSON(raw json.RawMessage) string {
+	var v any
+	if err := json.Unmarshal(raw, &v); err != nil {
+		return string(raw)
+	}
+	b, _ := json.Marshal(v) // map keys are sorted by encoding/json
+	return string(b)
+}
+
+// execute runs one turn's calls: consecutive read-only calls concurrently,
+// mutating or exclusive calls alone and in order. Results come back in call
+// order. A Go error means infrastructure failure or cancellation; the
+// calls not yet run are returned as pending.
+func (r *run) execute(ctx context.Context, calls []ToolCall) ([]Message, []ToolCall, error) {
+	results := make([]Message, 0, len(calls))
+	for i := 0; i < len(calls); {
+		j := i + 1
+		if r.parallelOK(calls[i]) {
+			for j < len(calls) && r.parallelOK(calls[j]) {
+				j++
+			}
+		}
+		batch := calls[i:j]
+		out := make([]Message, len(batch))
+		errs := make([]error, len(batch))
+		var wg sync.WaitGroup
+		for k, c := range batch {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				out[k], errs[k] = r.call(ctx, c)
+			}()
+			if len(batch) == 1 {
+				wg.Wait()
+			}
+		}
+		wg.Wait()
+		for k := range batch {
+			if errs[k] != nil {
+				// Every call the model made gets an answer in the history.
+				for _, c := range calls[i+k:] {
+					results = append(results, Message{Role: RoleTool, ToolCallID: c.ID, ToolName: c.Name,
+						Text: "not run: the run stopped (" + errs[k].Error() + ")", IsError: true})
+				}
+				return results, calls[i+k:], errs[k]
+			}
+			results = append(results, out[k])
+		}
+		i = j
+	}
+	return results, nil, nil
+}
+
+func (r *run) parallelOK(c ToolCall) bool {
+	t, ok := r.a.Tools.Lookup(c.Name)
+	if !ok {
+		return true // answered with an error, touches nothing
+	}
+	if ex, ok := t.(exclusive); ok && ex.Exclusive() {
+		return false
+	}
+	return !t.Mutates()
+}
+
+// call validates, authorizes and executes one call, emitting tool.start and
+// tool.end. It returns the tool message for the history.
+func (r *run) call(ctx context.Context, c ToolCall) (Message, error) {
+	step := r.res.Steps
+	digest := ArgDigest(c.Arguments)
+	msg := Message{Role: RoleTool, ToolCallID: c.ID, ToolName: c.Name}
+	tool, args, bad := r.a.Tools.Check(c)
+	decision := Decision{Allow: bad == nil}
+	if bad == nil {
+		c.Arguments = args
+		decision = r.a.Policy.Authorize(ctx, c, tool)
+	}
+	r.emit(EventToolStart, map[string]any{"step": step, "id": c.ID, "tool": c.Name, "args": digest,
+		"arguments": c.Arguments, "decision": decisionLabel(bad, decision), "reason": decision.Reason})
+	t0 := time.Now()
+	var res Result
+	var err error
+	switch {
+	case bad != nil:
+		res = *bad
+	case !decision.Allow:
+		res = Result{Text: "Denied by policy: " + decision.Reason, IsError: true, Code: CodeDenied}
+	default:
+		res, err = tool.Execute(ctx, args)
+	}
+	dur := time.Since(t0)
+	outcome := "ok"
+	switch {
+	case err != nil:
+		outcome = "aborted"
+	case res.IsError:
+		outcome = "error"
+		if res.Code == CodeDenied && !decision.Allow {
+			outcome = "denied"
+		}
+	}
+	r.mu.Lock()
+	r.res.ToolCalls++
+	r.res.perTool[c.Name]++
+	if res.IsError || err != nil {
+		r.res.ToolErrors++
+	}
+	if !decision.Allow {
+		r.res.Denials++
+	}
+	if res.Code == CodePatchRejected {
+		r.res.Refusals++
+	}
+	r.mu.Unlock()
+	msg.Text, msg.IsError = r.a.redact(res.Text), res.IsError
+	end := map[string]any{"step": step, "id": c.ID, "tool": c.Name, "args": digest, "outcome": outcome,
+		"code": res.Code, "duration": durationString(dur), "duration_ms": dur.Milliseconds(), "output_bytes": len(msg.Text)}
+	if err != nil {
+		end["error"] = err.Error()
+	}
+	r.emit(EventToolEnd, end)
+	return msg, err
+}
+
+func decisionLabel(bad *Result, d Decision) string {
+	switch {
+	case bad != nil:
+		return "invalid"
+	case d.Allow:
+		return "allow"
+	default:
+		return "deny"
+	}
+}

@@ -1,0 +1,68 @@
+package agent
+
+import (
+	"context"
+	"fmt"
+	"path"
+	"strings"
+
+	"github.com/org/mini-agent/internal/glob"
+)
+
+// Decision is a policy verdict on one tool call. Reason is shown to the model
+// when the call is denied.
+type Decision struct {
+	Allow  bool   `json:"allow"`
+	Reason string `json:"reason,omitempty"`
+}
+
+// Policy authorizes every tool call before it runs.
+type Policy interface {
+	Authorize(ctx context.Context, call ToolCall, tool Tool) Decision
+}
+
+// ReadOnly denies every mutating tool: the explain mode.
+type ReadOnly struct{}
+
+// Authorize implements Policy.
+func (ReadOnly) Authorize(_ context.Context, call ToolCall, tool Tool) Decision {
+	if tool.Mutates() {
+		return Decision{Reason: fmt.Sprintf("this run is read-only; %s may not change the workspace. Diagnose and explain instead", call.Name)}
+	}
+	return Decision{Allow: true}
+}
+
+// AlwaysProtected are written by no policy: git's own data.
+var AlwaysProtected = []string{".git/**", "**/.git/**"}
+
+// WorkspaceWrite allows writes except to protected paths. Paths come from
+// the tool (PathToucher); a tool that mutates but cannot name its paths is
+// denied, since the policy cannot see what it would touch.
+type WorkspaceWrite struct {
+	// Protected globs (e.g. ".github/**", "**/.env"); AlwaysProtected is added.
+	Protected []string
+}
+
+// Authorize implements Policy.
+func (p WorkspaceWrite) Authorize(_ context.Context, call ToolCall, tool Tool) Decision {
+	if !tool.Mutates() {
+		return Decision{Allow: true}
+	}
+	pt, ok := tool.(PathToucher)
+	if !ok {
+		return Decision{Reason: fmt.Sprintf("%s cannot say which paths it writes", call.Name)}
+	}
+	paths, err := pt.TouchedPaths(call.Arguments)
+	if err != nil {
+		// The tool reports malformed arguments itself, with more detail.
+		return Decision{Allow: true}
+	}
+	protected := append(append([]string(nil), AlwaysProtected...), p.Protected...)
+	for _, raw := range paths {
+		clean := path.Clean(strings.TrimPrefix(strings.ReplaceAll(raw, "\\", "/"), "./"))
+		if g, hit := glob.Any(protected, clean); hit {
+			return Decision{Reason: fmt.Sprintf("%s is a protected path (%s); it may not be changed", raw, g)}
+		}
+	}
+	return Decision{Allow: true}
+}
