@@ -295,16 +295,7 @@ func (r *run) call(ctx context.Context, c ToolCall) (Message, error) {
 	r.emit(EventToolStart, map[string]any{"step": step, "id": c.ID, "tool": c.Name, "args": digest,
 		"arguments": c.Arguments, "decision": decisionLabel(bad, decision), "reason": decision.Reason})
 	t0 := time.Now()
-	var res Result
-	var err error
-	switch {
-	case bad != nil:
-		res = *bad
-	case !decision.Allow:
-		res = Result{Text: "Denied by policy: " + decision.Reason, IsError: true, Code: CodeDenied}
-	default:
-		res, err = tool.Execute(ctx, args)
-	}
+	res, err := execute(ctx, tool, args, bad, decision)
 	dur := time.Since(t0)
 	outcome := "ok"
 	switch {
@@ -337,6 +328,29 @@ func (r *run) call(ctx context.Context, c ToolCall) (Message, error) {
 	}
 	r.emit(EventToolEnd, end)
 	return msg, err
+}
+
+// Invoke runs one call the way the loop does, without a loop: argument
+// checks, the policy, then the tool. It is how `mini-agent tool` shows a
+// maintainer exactly what the model would see.
+func (r *Registry) Invoke(ctx context.Context, p Policy, c ToolCall) (Result, error) {
+	tool, args, bad := r.Check(c)
+	decision := Decision{Allow: bad == nil}
+	if bad == nil {
+		c.Arguments = args
+		decision = p.Authorize(ctx, c, tool)
+	}
+	return execute(ctx, tool, args, bad, decision)
+}
+
+func execute(ctx context.Context, tool Tool, args json.RawMessage, bad *Result, d Decision) (Result, error) {
+	switch {
+	case bad != nil:
+		return *bad, nil
+	case !d.Allow:
+		return Result{Text: "Denied by policy: " + d.Reason, IsError: true, Code: CodeDenied}, nil
+	}
+	return tool.Execute(ctx, args)
 }
 
 func decisionLabel(bad *Result, d Decision) string {

@@ -1,0 +1,53 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/org/mini-agent/agent"
+	"github.com/org/mini-agent/internal/demo"
+	"github.com/org/mini-agent/internal/pipeline"
+	"github.com/org/mini-agent/internal/report"
+)
+
+// runDemo copies the bundled example to a temp dir and runs the whole fix
+// pipeline on it with the script provider, then prints the rendered PR body.
+func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("demo", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	keep := fs.Bool("keep", false, "keep the example's temp dir and print its path")
+	if err := fs.Parse(args); err != nil {
+		return pipeline.ExitUsage
+	}
+	dir, err := os.MkdirTemp("", "mini-agent-demo-")
+	if err != nil {
+		fmt.Fprintf(stderr, "mini-agent demo: %v\n", err)
+		return pipeline.ExitUsage
+	}
+	if !*keep {
+		defer os.RemoveAll(dir)
+	}
+	if err := demo.Materialize(ctx, dir); err != nil {
+		fmt.Fprintf(stderr, "mini-agent demo: %v\n", err)
+		return pipeline.ExitUsage
+	}
+	fmt.Fprintf(stdout, "mini-agent demo: fixing a bundled Go example (copied to %s).\n", dir)
+	fmt.Fprintln(stdout, "The model is SCRIPTED: a recorded trajectory is replayed, no model service is called.")
+	fmt.Fprintln(stdout, "Everything else is real: the tools, the sandbox, the policy, go test, and the harness's validation.")
+	fmt.Fprintln(stdout)
+	o := pipeline.Options{Mode: agent.ModeFix, Workdir: dir, TestCommand: demo.TestCommand,
+		Provider: "script", Script: demo.Trajectory, Progress: stdout}
+	out, err := pipeline.Run(ctx, o)
+	if err != nil {
+		fmt.Fprintf(stderr, "mini-agent demo: %v\n", err)
+		return pipeline.ExitNotFixed
+	}
+	fmt.Fprintln(stdout)
+	fmt.Fprint(stdout, report.Text(out.Bundle))
+	fmt.Fprintln(stdout, "\n---- The pull-request body mini-agent would open ----")
+	fmt.Fprintln(stdout, out.Summary)
+	return out.ExitCode
+}

@@ -1,0 +1,94 @@
+// Package pipeline runs one job end to end on a local workspace:
+// failure context → agent loop → diff → harness validation → bundle and
+// reports. The CLI's fix, explain and demo commands, the action and the
+// eval are thin wiring over Run.
+package pipeline
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"github.com/org/mini-agent/agent"
+)
+
+// Options describe one job.
+type Options struct {
+	Mode        agent.Mode
+	Workdir     string
+	TestCommand string
+	// FailureLog is a CI log / test output / JUnit file; empty means the
+	// harness runs the test command first to see what fails.
+	FailureLog   string
+	Instructions string
+
+	Provider   string
+	Model      string
+	BaseURL    string
+	ScriptPath string
+	Script     []byte // embedded trajectory (demo)
+
+	Limits      agent.Limits
+	TestTimeout time.Duration
+	// Protected globs never written; nil means the defaults.
+	Protected []string
+	// SecretNames are extra environment variable names treated as secrets.
+	SecretNames []string
+	// PriceOverrides: model → [input, output] USD per million tokens.
+	PriceOverrides map[string][2]float64
+
+	TracePath   string
+	BundlePath  string
+	SummaryPath string
+
+	// Progress receives one line per step (stderr in the CLI); nil discards.
+	Progress io.Writer
+	// Events receives every event too (the action's log groups, the eval).
+	Events agent.EventSink
+	// Getenv reads the environment (API keys); nil means os.Getenv.
+	Getenv func(string) string
+	// Environ is the environment for secret scrubbing; nil means os.Environ().
+	Environ []string
+	// Model overrides the provider (tests and the eval inject one).
+	ModelImpl agent.Model
+}
+
+// ErrUsage marks configuration errors (exit code 2).
+var ErrUsage = errors.New("usage")
+
+func usageErr(format string, args ...any) error {
+	return fmt.Errorf("%w: %s", ErrUsage, fmt.Sprintf(format, args...))
+}
+
+func (o *Options) check() error {
+	if o.Mode != agent.ModeFix && o.Mode != agent.ModeExplain {
+		return usageErr("unknown mode %q", o.Mode)
+	}
+	if o.Workdir == "" {
+		return usageErr("--workdir is required")
+	}
+	fi, err := os.Stat(o.Workdir)
+	if err != nil || !fi.IsDir() {
+		return usageErr("--workdir %s is not a directory", o.Workdir)
+	}
+	if o.TestCommand == "" {
+		return usageErr("--test-command is required")
+	}
+	if o.FailureLog != "" {
+		if _, err := os.Stat(o.FailureLog); err != nil {
+			return usageErr("--failure-log: %v", err)
+		}
+	}
+	if o.Progress == nil {
+		o.Progress = io.Discard
+	}
+	if o.Getenv == nil {
+		o.Getenv = os.Getenv
+	}
+	if o.Environ == nil {
+		o.Environ = os.Environ()
+	}
+	return nil
+}

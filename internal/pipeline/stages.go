@@ -1,0 +1,179 @@
+package pipeline
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os/exec"
+	"path"
+	"strings"
+
+	"github.com/org/mini-agent/internal/bundle"
+	"github.com/org/mini-agent/internal/failure"
+	"github.com/org/mini-agent/internal/snapshot"
+	"github.com/org/mini-agent/tools"
+)
+
+// tailBytes is how much of a validation command's output the bundle keeps.
+const tailBytes = 4 << 10
+
+// failureContext extracts what failed: from the given log, or from the
+// harness's own first run of the test command (returned as a check).
+func (o *Options) failureContext(ctx context.Context, ws *tools.Workspace, rt *tools.RunTest) (*failure.FailureContext, *bundle.Check, error) {
+	fopt := failure.Options{Workspace: ws.Dir()}
+	if o.FailureLog != "" {
+		fc, err := failure.ExtractFile(o.FailureLog, fopt)
+		if err != nil {
+			return nil, nil, fmt.Errorf("%w: --failure-log: %v", ErrUsage, err)
+		}
+		return fc, nil, nil
+	}
+	fmt.Fprintf(o.Progress, "running the test command to see what fails: %s\n", o.TestCommand)
+	ro, err := rt.RunCommand(ctx, nil, nil)
+	if err != nil {
+		return nil, nil, err
+	}
+	check := checkFrom("initial run", ro)
+	fc, err := failure.Extract(bytes.NewReader([]byte(ro.Output)), fopt)
+	if err != nil {
+		return nil, nil, err
+	}
+	return fc, &check, nil
+}
+
+func checkFrom(name string, ro tools.RunOutcome) bundle.Check {
+	tail := ro.Output
+	if len(tail) > tailBytes {
+		tail = tail[len(tail)-tailBytes:]
+	}
+	return bundle.Check{Name: name, Command: strings.Join(ro.Argv, " "), ExitCode: ro.ExitCode,
+		Duration: ro.Duration.Seconds(), TimedOut: ro.TimedOut, Passed: ro.ExitCode == 0 && !ro.TimedOut, Tail: tail}
+}
+
+// validate is the harness's own verdict: the failing tests narrowed (when
+// the runner supports it), then the whole test command.
+func validate(ctx context.Context, rt *tools.RunTest, b *bundle.Bundle) error {
+	if len(b.FailingTests) > 0 {
+		names := testNames(b.FailingTests)
+		ro, err := rt.RunCommand(ctx, names, nil)
+		switch {
+		case err != nil && ctx.Err() != nil:
+			return err
+		case err == nil:
+			b.Validation = append(b.Validation, checkFrom("failing tests", ro))
+		}
+		// An error here means the runner cannot narrow: the full run decides.
+	}
+	ro, err := rt.RunCommand(ctx, nil, nil)
+	if err != nil {
+		return err
+	}
+	b.Validation = append(b.Validation, checkFrom("full test command", ro))
+	return nil
+}
+
+// testNames turns failure ids ("pkg.TestX/sub", "path::test") into the
+// names a runner narrows by: the top-level test names.
+func testNames(ids []string) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, id := range ids {
+		name := id
+		if i := strings.LastIndex(name, "::"); i >= 0 {
+			name = name[i+2:]
+		}
+		name, _, _ = strings.Cut(name, "/")
+		if i := strings.LastIndexAny(name, ". "); i >= 0 && strings.HasPrefix(name[i+1:], "Test") {
+			name = name[i+1:]
+		}
+		if name != "" && !seen[name] {
+			seen[name] = true
+			out = append(out, name)
+		}
+	}
+	return out
+}
+
+// collectDiff records the run's diff and the changed files' final contents.
+func collectDiff(ctx context.Context, snap *snapshot.Snapshot, ws *tools.Workspace, b *bundle.Bundle) error {
+	diff, changes, err := snap.Diff(ctx)
+	if err != nil {
+		return err
+	}
+	b.Diff = diff
+	b.Files = nil
+	for _, c := range changes {
+		f := bundle.File{Path: c.Path, OldPath: c.OldPath, Status: c.Status, Mode: c.Mode}
+		if c.Status != "deleted" {
+			data, err := readWorkspaceFile(ws, c.Path, c.Mode)
+			if err != nil {
+				return fmt.Errorf("collect diff: %w", err)
+			}
+			f.Content = data
+		}
+		b.Files = append(b.Files, f)
+	}
+	return b.CheckDiff()
+}
+
+func readWorkspaceFile(ws *tools.Workspace, p, mode string) ([]byte, error) {
+	if mode == "120000" {
+		target, err := ws.Root().Readlink(p)
+		return []byte(target), err
+	}
+	return ws.Root().ReadFile(p)
+}
+
+// testFileWarnings flags changes to test files: a fix that edits tests is
+// not necessarily wrong, but a reviewer must look at it.
+func testFileWarnings(files []bundle.File) []string {
+	var out []string
+	for _, f := range files {
+		base := path.Base(f.Path)
+		isTest := strings.HasSuffix(base, "_test.go") || strings.HasPrefix(base, "test_") ||
+			strings.HasSuffix(base, "_test.py") || strings.Contains(base, ".test.") || strings.Contains(base, ".spec.") ||
+			strings.HasPrefix(f.Path, "tests/") || strings.Contains(f.Path, "/tests/") || strings.Contains(f.Path, "testdata/")
+		if isTest {
+			out = append(out, fmt.Sprintf("the change touches a test file (%s, %s): check that no test or assertion was weakened", f.Path, f.Status))
+		}
+	}
+	return out
+}
+
+// summarizeFailures lists the failing tests in a run_test output for the model.
+func summarizeFailures(output []byte) []string {
+	fc, err := failure.Extract(bytes.NewReader(output), failure.Options{})
+	if err != nil || fc.Empty() {
+		return nil
+	}
+	var out []string
+	for _, f := range fc.Failures {
+		line := f.ID
+		if f.Location != "" {
+			line += " at " + f.Location
+		}
+		if f.Message != "" {
+			line += ": " + firstLine(f.Message)
+		}
+		out = append(out, line)
+	}
+	for _, e := range fc.BuildErrors {
+		out = append(out, "build error at "+e.Location+": "+firstLine(e.Message))
+	}
+	return out
+}
+
+func firstLine(s string) string {
+	s, _, _ = strings.Cut(strings.TrimSpace(s), "\n")
+	if len(s) > 200 {
+		s = s[:200] + "..."
+	}
+	return s
+}
+
+func gitOutput(ctx context.Context, dir string, args ...string) (string, error) {
+	cmd := exec.CommandContext(ctx, "git", args...)
+	cmd.Dir = dir
+	out, err := cmd.Output()
+	return string(out), err
+}
