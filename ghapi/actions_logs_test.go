@@ -168,3 +168,20 @@ func TestJobLog_badRedirect(t *testing.T) {
 		t.Fatalf("err = %v, want invalid log URL", err)
 	}
 }
+
+// A 301 on the logs endpoint is followed by go-github itself; if it pointed
+// at another host the token would go with it. The host guard refuses.
+func TestJobLog_crossHostMovedIsRefused(t *testing.T) {
+	t.Parallel()
+	other := blobServer(t, func(w http.ResponseWriter, r *http.Request) {
+		t.Errorf("token-bearing request reached another host: %s", r.URL)
+	})
+	f := setup(t)
+	f.handle("/repos/o/r/actions/jobs/8/logs", func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, other.URL+"/repos/o/r/actions/jobs/8/logs", http.StatusMovedPermanently)
+	})
+	_, err := f.client.JobLog(t.Context(), "o", "r", 8)
+	if err == nil || !strings.Contains(err.Error(), "refusing to send the GitHub token") {
+		t.Fatalf("err = %v, want a refusal", err)
+	}
+}

@@ -48,6 +48,7 @@ type Options struct {
 	BaseURL string
 	// HTTPClient supplies the base transport (and timeout) for API calls; its
 	// Transport must not add credentials itself. Nil means a default transport.
+	// Its Timeout, if any, covers a whole call including retry waits.
 	HTTPClient *http.Client
 	// LogHTTPClient downloads job logs from the short-lived URL GitHub
 	// redirects to. It must not add credentials. Nil means a plain client over
@@ -70,6 +71,7 @@ type Client struct {
 	logs  *http.Client
 	token string
 	ua    string
+	clock Clock
 }
 
 // New builds a Client. It performs no network I/O; ctx is accepted for
@@ -114,7 +116,7 @@ func New(ctx context.Context, opts Options) (*Client, error) {
 	}
 	apiHost := base.Host
 	hc := &http.Client{
-		Transport: authed,
+		Transport: &hostGuard{host: apiHost, next: authed},
 		Timeout:   timeout,
 		// The auth transport re-adds the token on every hop, so a redirect to
 		// another host would leak it: refuse and hand the redirect back.
@@ -135,7 +137,25 @@ func New(ctx context.Context, opts Options) (*Client, error) {
 	}
 	logs = noCredentialClient(logs)
 
-	return &Client{gh: gh, logs: logs, token: opts.Token, ua: ua}, nil
+	return &Client{gh: gh, logs: logs, token: opts.Token, ua: ua, clock: clock}, nil
+}
+
+// hostGuard refuses any request the auth transport would send to a host other
+// than the API's, whatever produced it (a redirect, an absolute URL in a
+// response, a go-github code path that follows Location itself).
+type hostGuard struct {
+	host string
+	next http.RoundTripper
+}
+
+func (g *hostGuard) RoundTrip(req *http.Request) (*http.Response, error) {
+	if req.URL.Host != g.host {
+		if req.Body != nil {
+			_ = req.Body.Close()
+		}
+		return nil, fmt.Errorf("refusing to send the GitHub token to %s (API host is %s)", req.URL.Host, g.host)
+	}
+	return g.next.RoundTrip(req)
 }
 
 // GitHub returns the underlying go-github client for calls ghapi does not wrap.

@@ -114,7 +114,7 @@ func (c *Client) fail(op, perm string, resp *github.Response, err error) error {
 		e.Kind, e.Message = ErrRateLimited, abuse.Message
 		e.StatusCode = statusOf(abuse.Response)
 		if abuse.RetryAfter != nil {
-			e.RetryAt = time.Now().Add(*abuse.RetryAfter)
+			e.RetryAt = c.clock.Now().Add(*abuse.RetryAfter)
 		}
 	case errors.As(err, &er):
 		e.StatusCode = statusOf(er.Response)
