@@ -1,6 +1,11 @@
 module github.com/org/mini-agent
 
-go 1.26
+go 1.26.0
+
+require (
+	github.com/google/go-github/v62 v62.0.0
+	golang.org/x/oauth2 v0.38.0
+)
 
 require (
 	github.com/anthropics/anthropic-sdk-go v1.84.0 // indirect
@@ -10,7 +15,7 @@ require (
 	github.com/coder/websocket v1.8.15 // indirect
 	github.com/go-logr/logr v1.4.2 // indirect
 	github.com/go-logr/stdr v1.2.2 // indirect
-	github.com/google/go-github/v62 v62.0.0 // indirect
+	github.com/google/go-querystring v1.1.0 // indirect
 	github.com/invopop/jsonschema v0.14.0 // indirect
 	github.com/openai/openai-go/v3 v3.99.0 // indirect
 	github.com/pb33f/ordered-map/v2 v2.3.1 // indirect
@@ -25,6 +30,5 @@ require (
 	go.opentelemetry.io/otel/metric v1.33.0 // indirect
 	go.opentelemetry.io/otel/trace v1.33.0 // indirect
 	go.yaml.in/yaml/v4 v4.0.0-rc.2 // indirect
-	golang.org/x/oauth2 v0.38.0 // indirect
 	golang.org/x/sync v0.23.0 // indirect
 )

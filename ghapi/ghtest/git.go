@@ -1,0 +1,224 @@
+package ghtest
+
+import (
+	"crypto/sha1"
+	"encoding/base64"
+	"encoding/hex"
+	"fmt"
+	"maps"
+	"net/http"
+	"slices"
+	"strings"
+)
+
+// entry is a file in a (flat) tree.
+type entry struct{ mode, sha string }
+
+type commit struct {
+	tree    string
+	parents []string
+	message string
+}
+
+type repo struct {
+	id            int64
+	fullName      string
+	defaultBranch string
+	blobs         map[string][]byte
+	trees         map[string]map[string]entry // sha -> path -> entry
+	commits       map[string]commit
+	refs          map[string]string // "heads/x" -> commit sha
+	pulls         []*pull
+	issues        map[int]*issue // PRs and plain issues share numbers
+	runs          map[int64]*run
+	jobs          map[int64]*job
+	annotations   map[int64][]Annotation // by check-run ID
+}
+
+func hashOf(kind string, parts ...string) string {
+	h := sha1.New()
+	fmt.Fprintf(h, "%s\x00", kind)
+	for _, p := range parts {
+		fmt.Fprintf(h, "%d:%s\x00", len(p), p)
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+func (rp *repo) putBlob(b []byte) string {
+	sha := hashOf("blob", string(b))
+	rp.blobs[sha] = b
+	return sha
+}
+
+func (rp *repo) putTree(t map[string]entry) string {
+	var parts []string
+	for _, p := range slices.Sorted(maps.Keys(t)) {
+		parts = append(parts, t[p].mode+" "+p+" "+t[p].sha)
+	}
+	sha := hashOf("tree", parts...)
+	rp.trees[sha] = t
+	return sha
+}
+
+func (rp *repo) putCommit(c commit) string {
+	sha := hashOf("commit", append([]string{c.tree, c.message}, c.parents...)...)
+	rp.commits[sha] = c
+	return sha
+}
+
+// resolve turns a branch name or commit SHA into a commit SHA.
+func (rp *repo) resolve(ref string) (string, bool) {
+	if ref == "" {
+		ref = rp.defaultBranch
+	}
+	if sha, ok := rp.refs["heads/"+strings.TrimPrefix(ref, "refs/heads/")]; ok {
+		return sha, true
+	}
+	_, ok := rp.commits[ref]
+	return ref, ok
+}
+
+// isAncestor reports whether a is b or one of its ancestors.
+func (rp *repo) isAncestor(a, b string) bool {
+	seen := map[string]bool{}
+	for todo := []string{b}; len(todo) > 0; {
+		c := todo[len(todo)-1]
+		todo = todo[:len(todo)-1]
+		if c == a {
+			return true
+		}
+		if !seen[c] {
+			seen[c] = true
+			todo = append(todo, rp.commits[c].parents...)
+		}
+	}
+	return false
+}
+
+// AddRepo creates owner/name with one commit holding files on defaultBranch
+// and returns that commit's SHA.
+func (s *Server) AddRepo(fullName, defaultBranch string, files map[string]string) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	rp := &repo{
+		id: s.id(), fullName: fullName, defaultBranch: defaultBranch,
+		blobs: map[string][]byte{}, trees: map[string]map[string]entry{}, commits: map[string]commit{},
+		refs: map[string]string{}, issues: map[int]*issue{}, runs: map[int64]*run{}, jobs: map[int64]*job{},
+		annotations: map[int64][]Annotation{},
+	}
+	s.repos[strings.ToLower(fullName)] = rp
+	return rp.commitFiles(defaultBranch, "initial commit", files)
+}
+
+// Push commits files (content "" deletes) on branch, creating it from the
+// default branch if needed, as a push by someone else would. It returns the
+// new head.
+func (s *Server) Push(fullName, branch string, files map[string]string) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.repos[strings.ToLower(fullName)].commitFiles(branch, "push", files)
+}
+
+func (rp *repo) commitFiles(branch, msg string, files map[string]string) string {
+	tree := map[string]entry{}
+	var parents []string
+	if head, ok := rp.resolve(branch); ok {
+		parents = []string{head}
+		maps.Copy(tree, rp.trees[rp.commits[head].tree])
+	} else if head, ok := rp.resolve(rp.defaultBranch); ok {
+		parents = []string{head}
+		maps.Copy(tree, rp.trees[rp.commits[head].tree])
+	}
+	for p, content := range files {
+		if content == "" {
+			delete(tree, p)
+			continue
+		}
+		tree[p] = entry{mode: "100644", sha: rp.putBlob([]byte(content))}
+	}
+	sha := rp.putCommit(commit{tree: rp.putTree(tree), parents: parents, message: msg})
+	rp.refs["heads/"+branch] = sha
+	return sha
+}
+
+// File is a file as stored at some commit.
+type File struct {
+	Content string
+	Mode    string
+}
+
+// Files returns the files of repo at ref (branch or commit SHA), nil if the
+// ref is unknown.
+func (s *Server) Files(fullName, ref string) map[string]File {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	rp := s.repos[strings.ToLower(fullName)]
+	sha, ok := rp.resolve(ref)
+	if !ok {
+		return nil
+	}
+	out := map[string]File{}
+	for p, e := range rp.trees[rp.commits[sha].tree] {
+		out[p] = File{Content: string(rp.blobs[e.sha]), Mode: e.mode}
+	}
+	return out
+}
+
+// Head returns the commit SHA of branch, "" if it does not exist.
+func (s *Server) Head(fullName, branch string) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.repos[strings.ToLower(fullName)].refs["heads/"+branch]
+}
+
+// Parents returns the parent SHAs of commit sha.
+func (s *Server) Parents(fullName, sha string) []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.repos[strings.ToLower(fullName)].commits[sha].parents
+}
+
+func (s *Server) routeRepos(mux *http.ServeMux) {
+	s.handle(mux, "GET /repos/{owner}/{repo}", func(w http.ResponseWriter, r *http.Request, rp *repo) {
+		owner, name, _ := strings.Cut(rp.fullName, "/")
+		writeJSON(w, 200, map[string]any{"id": rp.id, "name": name, "full_name": rp.fullName,
+			"owner": map[string]any{"login": owner}, "default_branch": rp.defaultBranch, "private": false})
+	})
+	s.handle(mux, "GET /repos/{owner}/{repo}/contents/{path...}", func(w http.ResponseWriter, r *http.Request, rp *repo) {
+		sha, ok := rp.resolve(r.URL.Query().Get("ref"))
+		if !ok {
+			writeErr(w, 404, "No commit found for the ref "+r.URL.Query().Get("ref"))
+			return
+		}
+		p := r.PathValue("path")
+		tree := rp.trees[rp.commits[sha].tree]
+		if e, ok := tree[p]; ok {
+			writeJSON(w, 200, map[string]any{"type": "file", "encoding": "base64", "path": p,
+				"name": p[strings.LastIndex(p, "/")+1:], "sha": e.sha, "size": len(rp.blobs[e.sha]),
+				"content": wrapLines(base64.StdEncoding.EncodeToString(rp.blobs[e.sha]))})
+			return
+		}
+		var dir []map[string]any
+		for _, fp := range slices.Sorted(maps.Keys(tree)) {
+			if strings.HasPrefix(fp, p+"/") {
+				dir = append(dir, map[string]any{"type": "file", "path": fp, "sha": tree[fp].sha})
+			}
+		}
+		if dir == nil {
+			writeErr(w, 404, "Not Found")
+			return
+		}
+		writeJSON(w, 200, dir)
+	})
+}
+
+// wrapLines breaks base64 into 60-character lines as the contents API does.
+func wrapLines(s string) string {
+	var b strings.Builder
+	for len(s) > 60 {
+		b.WriteString(s[:60] + "\n")
+		s = s[60:]
+	}
+	b.WriteString(s + "\n")
+	return b.String()
+}
