@@ -13,13 +13,13 @@ const (
 // binary, "test x ... FAILED", the "---- x stdout ----" blocks with the
 // panic location and message, and the "failures:" name list.
 type cargo struct {
-	col    *collector
-	target string
-	failed []string
-	blocks map[string]*Failure
-	cur    *Failure
-	state  cargoState
-	msg    lines
+	col     *collector
+	target  string
+	failed  []string
+	blocks  map[string]*Failure
+	cur     *Failure
+	state   cargoState
+	msg     lines
 	excerpt lines
 }
 

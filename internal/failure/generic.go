@@ -29,9 +29,16 @@ type genericRec struct {
 	n      int // lines seen
 	cur    *lines
 	after  int
-	first  []string
-	last   [genLast]string
+	start  int // line index where the open window starts
+	first  []genWindow
+	last   [genLast]genWindow
 	nLast  int
+}
+
+// genWindow is the text around error lines, from line index start.
+type genWindow struct {
+	start int
+	text  string
 }
 
 func newGeneric(budget int) *genericRec { return &genericRec{budget: budget} }
@@ -51,7 +58,8 @@ func (g *genericRec) line(s string, errorLine bool) {
 	} else if isErr {
 		w := newLines(genWindowLines, genWindowLines*genLineBytes)
 		g.cur = &w
-		for i := max(0, g.n-genBefore); i < g.n; i++ {
+		g.start = max(0, g.n-genBefore)
+		for i := g.start; i < g.n; i++ {
 			g.cur.add(view(g.ring[i%genTail]))
 		}
 		g.cur.add(s)
@@ -63,7 +71,7 @@ func (g *genericRec) line(s string, errorLine bool) {
 }
 
 func (g *genericRec) closeWindow() {
-	w := g.cur.String()
+	w := genWindow{start: g.start, text: g.cur.String()}
 	g.cur = nil
 	if len(g.first) < genFirst {
 		g.first = append(g.first, w)
@@ -82,21 +90,28 @@ func (g *genericRec) text() string {
 	if g.cur != nil {
 		g.closeWindow()
 	}
+	tail := min(g.n, genTail)
+	tailStart := g.n - tail
 	var b strings.Builder
 	for _, w := range g.first {
-		b.WriteString(w)
-		b.WriteString("\n…\n")
+		if w.start < tailStart { // windows inside the tail are shown there
+			b.WriteString(w.text)
+			b.WriteString("\n…\n")
+		}
 	}
 	if g.nLast > genLast {
 		fmt.Fprintf(&b, "(%d more error windows omitted)\n…\n", g.nLast-genLast)
 	}
 	for i := max(0, g.nLast-genLast); i < g.nLast; i++ {
-		b.WriteString(g.last[i%genLast])
-		b.WriteString("\n…\n")
+		if w := g.last[i%genLast]; w.start < tailStart {
+			b.WriteString(w.text)
+			b.WriteString("\n…\n")
+		}
 	}
-	tail := min(g.n, genTail)
-	fmt.Fprintf(&b, "--- last %d lines ---\n", tail)
-	for i := g.n - tail; i < g.n; i++ {
+	if b.Len() > 0 {
+		fmt.Fprintf(&b, "--- last %d lines ---\n", tail)
+	}
+	for i := tailStart; i < g.n; i++ {
 		b.Write(g.ring[i%genTail])
 		b.WriteByte('\n')
 	}

@@ -409,14 +409,16 @@ func (g *goText) panicLine(s string) bool {
 	if s == "" {
 		return true
 	}
-	if g.goroutine == 1 || g.timeout != nil {
-		g.gbuf.add(s)
-	}
 	if !strings.HasPrefix(s, "\t") {
 		g.fn = keep(goFrameFunc(s))
 		return true
 	}
 	file, _, _ := strings.Cut(strings.TrimSpace(s), " +0x")
+	if (g.goroutine == 1 || g.timeout != nil) && !goForeignFrame(g.fn, file) {
+		// The excerpt keeps the project's frames only.
+		g.gbuf.add(g.fn + "(...)")
+		g.gbuf.add("\t" + file)
+	}
 	g.frame(g.fn, file)
 	return true
 }
