@@ -129,15 +129,20 @@ func (g *genericRec) text() string {
 var errorWords = []string{"error", "fail", "fatal", "panic", "exception", "traceback", "abort",
 	"denied", "not found", "cannot ", "unable to", "timed out", "segmentation fault", "killed"}
 
+// errorWordsBy indexes errorWords by their first letter.
+var errorWordsBy = func() (t [256][]string) {
+	for _, w := range errorWords {
+		t[w[0]] = append(t[w[0]], w)
+	}
+	return t
+}()
+
 // looksLikeError reports whether s contains an error word, ignoring case.
 func looksLikeError(s string) bool {
 	for i := 0; i < len(s); i++ {
-		switch s[i] | 0x20 {
-		case 'e', 'f', 'p', 't', 'a', 'd', 'n', 'c', 'u', 's', 'k':
-			for _, w := range errorWords {
-				if w[0] == s[i]|0x20 && hasFoldPrefix(s[i:], w) {
-					return true
-				}
+		for _, w := range errorWordsBy[s[i]|0x20] {
+			if hasFoldPrefix(s[i:], w) {
+				return true
 			}
 		}
 	}

@@ -101,6 +101,14 @@ func (g *goText) line(s string) {
 			g.failHeader(0, rest)
 			return
 		}
+		if rest, ok := strings.CutPrefix(s, "--- PASS: "); ok {
+			g.passed(rest)
+			return
+		}
+		if rest, ok := strings.CutPrefix(s, "--- SKIP: "); ok {
+			g.passed(rest)
+			return
+		}
 	case '=':
 		if g.runLine(s) {
 			return
@@ -178,8 +186,12 @@ func (g *goText) indented(s string) bool {
 		g.failHeader(depth, rest)
 		return true
 	}
-	if strings.HasPrefix(t, "--- PASS: ") || strings.HasPrefix(t, "--- SKIP: ") {
-		g.last = nil
+	if rest, ok := strings.CutPrefix(t, "--- PASS: "); ok {
+		g.passed(rest)
+		return true
+	}
+	if rest, ok := strings.CutPrefix(t, "--- SKIP: "); ok {
+		g.passed(rest)
 		return true
 	}
 	loc, msg, isLog := goLogLine(t)
@@ -250,6 +262,19 @@ func (g *goText) openBuf(name string) *lines {
 	b := newLines(maxExcerptLines, maxMessage)
 	g.open[keep(name)] = &b
 	return &b
+}
+
+// passed drops the held -v output of a test that passed or was skipped.
+func (g *goText) passed(rest string) {
+	g.last = nil
+	if len(g.open) == 0 {
+		return
+	}
+	name := rest
+	if i := strings.LastIndex(rest, " ("); i > 0 {
+		name = rest[:i]
+	}
+	delete(g.open, name)
 }
 
 // failHeader handles "--- FAIL: TestX/sub (0.00s)" at a nesting depth.

@@ -260,7 +260,10 @@ func (s *segmenter) feed(line string) {
 	for _, r := range st.recs {
 		r.line(line)
 	}
-	st.gen.line(line, errorLine)
+	if st.col.empty() {
+		// Once something is recognized the generic excerpt is never used.
+		st.gen.line(line, errorLine)
+	}
 }
 
 // headerLine collects the script lines of a "Run" group, which come
