@@ -70,6 +70,8 @@ type goText struct {
 	race  *goRace
 	races []*goRace
 
+	example *goFail // failed Example whose output follows
+
 	lastLine [256]byte
 	lastLen  int
 }
@@ -94,6 +96,10 @@ func (g *goText) line(s string) {
 	}
 	if s == "" {
 		return
+	}
+	if g.example != nil && (strings.HasPrefix(s, "--- ") || strings.HasPrefix(s, "=== ") ||
+		strings.HasPrefix(s, "FAIL") || strings.HasPrefix(s, "ok  ")) {
+		g.example = nil
 	}
 	switch s[0] {
 	case '-':
@@ -150,6 +156,12 @@ func (g *goText) line(s string) {
 		if g.indented(s) {
 			return
 		}
+	}
+	if f := g.example; f != nil {
+		// An example's got:/want: output follows its header unindented.
+		f.msg.add(s)
+		f.own = true
+		return
 	}
 	g.noteOther(s)
 }
@@ -307,6 +319,9 @@ func (g *goText) failHeader(depth int, rest string) {
 	}
 	g.stack = append(g.stack[:depth], f)
 	g.last, g.lastF = nil, nil
+	if strings.HasPrefix(f.name, "Example") {
+		g.example = f
+	}
 	if len(g.fails) < maxGoPending {
 		g.fails = append(g.fails, f)
 	} else {
@@ -415,7 +430,7 @@ func (g *goText) flush(pkg string) {
 		g.col.addFailure(g.src, Failure{ID: pkg, Package: pkg, Location: r.loc,
 			Message: "WARNING: DATA RACE: " + r.summary, Excerpt: r.excerpt.String()})
 	}
-	g.fails, g.races, g.stack, g.last, g.lastF = nil, nil, g.stack[:0], nil, nil
+	g.fails, g.races, g.stack, g.last, g.lastF, g.example = nil, nil, g.stack[:0], nil, nil, nil
 	clear(g.open)
 	g.cur = ""
 	g.lastLen = 0

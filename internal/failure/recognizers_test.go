@@ -72,6 +72,8 @@ func TestGoText(t *testing.T) {
 			fails: []wantFailure{{"ex.com/a", "TestA", "a_test.go:1", "one"}, {"ex.com/c", "TestA", "a_test.go:2", "two"}}},
 		{name: "build failure", source: "go", in: "# ex.com/p\n./p.go:3:2: undefined: x\n\thave (int)\n\twant ()\nFAIL\tex.com/p [build failed]\n",
 			builds: []BuildError{{Location: "p.go:3:2", Message: "undefined: x\nhave (int)\nwant ()"}}},
+		{name: "example output", source: "go", in: "--- FAIL: ExampleSum (0.00s)\ngot:\n3\nwant:\n4\nFAIL\nFAIL\tex.com/p\t0.01s\n",
+			fails: []wantFailure{{"ex.com/p", "ExampleSum", "", "got:\n3\nwant:\n4"}}},
 		{name: "package failure without test", source: "go", in: "some setup error\nFAIL\tex.com/p\t0.01s\n",
 			fails: []wantFailure{{"ex.com/p", "ex.com/p", "", "some setup error"}}},
 		{name: "panic names the user frame", source: "go", in: "--- FAIL: TestP (0.00s)\npanic: boom [recovered]\n\tpanic: boom\n\n" +
