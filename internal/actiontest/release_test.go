@@ -92,6 +92,19 @@ func (h *releaseHost) publish(tag string, assets map[string][]byte, checksums st
 	h.assets[tag+"/mini-agent_checksums.txt"] = []byte(checksums)
 }
 
+// downloadsOf counts the downloads of release tag's files.
+func (h *releaseHost) downloadsOf(tag string) int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	n := 0
+	for _, d := range h.downloads {
+		if strings.HasPrefix(d, tag+"/") {
+			n++
+		}
+	}
+	return n
+}
+
 // checksumsOf renders a sha256sum file.
 func checksumsOf(assets map[string][]byte) string {
 	names := make([]string, 0, len(assets))
