@@ -181,7 +181,7 @@ type actRun struct {
 }
 
 // runAct runs the fixer workflow of ws in act, host mode, offline.
-func runAct(t *testing.T, act, ws string, gh *ghtest.Server, rel *releaseHost, actionDir, eventFile, script string) actRun {
+func runAct(t *testing.T, act, ws, apiURL string, rel *releaseHost, actionDir, eventFile, script string) actRun {
 	t.Helper()
 	tmp := t.TempDir()
 	outputs := filepath.Join(tmp, "outputs")
@@ -195,7 +195,7 @@ func runAct(t *testing.T, act, ws string, gh *ghtest.Server, rel *releaseHost, a
 		"--action-offline-mode",
 		"--action-cache-path", filepath.Join(tmp, "act-cache"),
 		"--no-cache-server",
-		"--env", "GITHUB_API_URL="+strings.TrimSuffix(gh.URL, "/"),
+		"--env", "GITHUB_API_URL="+apiURL,
 		"--env", "GITHUB_SERVER_URL="+rel.URL,
 		"--env", "MINI_AGENT_SCRIPT="+script,
 		"--env", "OUTPUTS_FILE="+outputs,
@@ -263,9 +263,12 @@ func TestActionInAct(t *testing.T) {
 		ID: failingRunID, Name: "ci", HeadBranch: "main", HeadSHA: head,
 		Jobs: []ghtest.Job{{ID: 777, Name: "test", FailedStep: "Run go test ./...", Log: failingLog(t, ws)}},
 	})
+	// The failure is at the checkout's commit, which the fake knows as head.
+	local := git(t, ws, "rev-parse", "HEAD")
+	apiURL := aliasGitHub(t, gh.URL, local, head)
 	tmp := t.TempDir()
 	eventFile := filepath.Join(tmp, "event.json")
-	if err := os.WriteFile(eventFile, workflowRunEvent(t, head), 0o644); err != nil {
+	if err := os.WriteFile(eventFile, workflowRunEvent(t, local), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	script := filepath.Join(tmp, "trajectory.jsonl")
@@ -274,7 +277,7 @@ func TestActionInAct(t *testing.T) {
 	}
 
 	start := time.Now()
-	first := runAct(t, act, ws, gh, rel, actionDir, eventFile, script)
+	first := runAct(t, act, ws, apiURL, rel, actionDir, eventFile, script)
 	t.Logf("first act run: %v", time.Since(start).Round(time.Millisecond))
 	checkActRun(t, "first run", first)
 	if got := first.outputs["status"]; got != "fixed" {
@@ -326,7 +329,7 @@ func TestActionInAct(t *testing.T) {
 	}
 
 	start = time.Now()
-	second := runAct(t, act, ws, gh, rel, actionDir, eventFile, script)
+	second := runAct(t, act, ws, apiURL, rel, actionDir, eventFile, script)
 	t.Logf("second act run: %v", time.Since(start).Round(time.Millisecond))
 	checkActRun(t, "second run", second)
 	if n := gh.Count("POST", "/repos/"+fixtureRepo+"/pulls"); n != 1 {
