@@ -1,0 +1,219 @@
+package failure
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+	"runtime/metrics"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// cpuTime is the process's user+system CPU time.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// noiseLines are what a long, mostly green job prints between failures.
+var noiseLines = []string{
+	"go: downloading github.com/example/module%d v1.%d.0",
+	"ok  \texample.com/service/pkg%d\t0.%03ds",
+	"=== RUN   TestHandler%d",
+	"--- PASS: TestHandler%d (0.%02ds)",
+	"    handler_test.go:%d: request %d served in 12ms",
+	"\x1b[32m✓\x1b[39m renders component %d \x1b[2m(%dms)\x1b[22m",
+	"test result::case_%d ... ok (%d)",
+	"npm WARN deprecated package-%d@%d.0.0: use something else",
+	"Compiling crate-%d v0.%d.0",
+	"[command]/usr/bin/git fetch --depth=1 origin +refs/heads/main%d:refs/remotes/origin/main%d",
+	"INFO  worker %d processed batch %d with 0 errors and no warnings",
+}
+
+// recognizedPieces are corpus files the benchmark log repeats.
+var recognizedPieces = []string{"go-test.txt", "go-test-v.txt", "cargo-test.txt", "jest.txt",
+	"pytest.txt", "vitest.txt", "node-test-tap.txt", "go-test-json.jsonl"}
+
+// writeBenchLog writes an Actions job log of about size bytes: passing
+// steps full of noise, then a failing step whose real corpus output (the
+// pieceFiles) is repeated among noise, with timestamps, ANSI colours and
+// a BOM.
+func writeBenchLog(tb testing.TB, path string, size int64, pieceFiles ...string) {
+	tb.Helper()
+	var pieces []string
+	for _, name := range pieceFiles {
+		b, err := os.ReadFile(filepath.Join("testdata", "corpus", name))
+		if err != nil {
+			tb.Fatal(err)
+		}
+		pieces = append(pieces, string(b))
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	w := bufio.NewWriterSize(f, 1<<20)
+	var written int64
+	n := 0
+	emit := func(s string) {
+		n++
+		line := fmt.Sprintf("2024-05-01T12:%02d:%02d.%07dZ %s\n", n/600000%60, n/10000%60, n%10000000, s)
+		written += int64(len(line))
+		w.WriteString(line)
+	}
+	w.WriteString("\uFEFF")
+	const steps = 10
+	for step := 0; step < steps; step++ {
+		failing := step == steps-1
+		emit(fmt.Sprintf("##[group]Run make step-%d", step))
+		emit(fmt.Sprintf("\x1b[36;1mmake step-%d\x1b[0m", step))
+		emit("shell: /usr/bin/bash -e {0}")
+		emit("##[endgroup]")
+		for i := 0; written < size*int64(step+1)/steps; i++ {
+			if failing && i%500 == 0 {
+				for _, l := range strings.Split(pieces[(i/500)%len(pieces)], "\n") {
+					emit(l)
+				}
+				continue
+			}
+			emit(fmt.Sprintf(noiseLines[i%len(noiseLines)], i, step))
+		}
+		if failing {
+			emit("##[error]Process completed with exit code 1.")
+		}
+	}
+	if err := w.Flush(); err != nil {
+		tb.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		tb.Fatal(err)
+	}
+}
+
+// peakReader samples the live heap as the log streams through it.
+type peakReader struct {
+	r      io.Reader
+	n      int64
+	next   int64
+	peak   uint64
+	sample []metrics.Sample
+}
+
+const peakEvery = 1 << 20
+
+func newPeakReader(r io.Reader) *peakReader {
+	return &peakReader{r: r, next: peakEvery,
+		sample: []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}}
+}
+
+func (p *peakReader) Read(b []byte) (int, error) {
+	n, err := p.r.Read(b)
+	p.n += int64(n)
+	if p.n >= p.next {
+		p.next += peakEvery
+		metrics.Read(p.sample)
+		if v := p.sample[0].Value.Uint64(); v > p.peak {
+			p.peak = v
+		}
+	}
+	return n, err
+}
+
+// BenchmarkExtract streams generated Actions logs of 10 MB and 100 MB
+// from disk and reports throughput (MB/s wall, cpu-MB/s per CPU second)
+// and the peak live heap during extraction (peak-heap-MB), which should
+// not grow with the log size.
+//
+//	go test -run '^$' -bench Extract -benchtime 3x ./internal/failure
+func BenchmarkExtract(b *testing.B) {
+	dir := b.TempDir()
+	for _, bc := range []struct {
+		name   string
+		mb     int64
+		pieces []string
+	}{
+		{"10MB", 10, recognizedPieces},
+		{"100MB", 100, recognizedPieces},
+		// Nothing recognized: the generic fallback looks at every line.
+		{"100MB-unrecognized", 100, []string{"make.txt"}},
+	} {
+		path := filepath.Join(dir, bc.name+".log")
+		writeBenchLog(b, path, bc.mb<<20, bc.pieces...)
+		st, err := os.Stat(path)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Run(bc.name, func(b *testing.B) {
+			b.SetBytes(st.Size())
+			var peak uint64
+			var fc *FailureContext
+			var cpu time.Duration
+			for i := 0; i < b.N; i++ {
+				b.StopTimer()
+				runtime.GC()
+				f, err := os.Open(path)
+				if err != nil {
+					b.Fatal(err)
+				}
+				pr := newPeakReader(f)
+				start := cpuTime()
+				b.StartTimer()
+				fc, err = Extract(pr, Options{})
+				b.StopTimer()
+				cpu += cpuTime() - start
+				f.Close()
+				if err != nil {
+					b.Fatal(err)
+				}
+				peak = max(peak, pr.peak)
+				b.StartTimer()
+			}
+			// CPU time of the process (the machine is shared, so wall-clock
+			// MB/s understates the extractor's own speed).
+			b.ReportMetric(float64(st.Size())*float64(b.N)/(1<<20)/cpu.Seconds(), "cpu-MB/s")
+			if fc.Empty() || fc.ExitCode != 1 {
+				b.Fatalf("nothing found in the generated log: %+v", fc)
+			}
+			b.ReportMetric(float64(peak)/(1<<20), "peak-heap-MB")
+			b.ReportMetric(float64(len(fc.Failures)), "failures")
+		})
+	}
+}
+
+// TestBenchLogBounded extracts a generated 4 MB log (a small version of
+// the benchmark's) and checks the result is the corpus failures, bounded.
+func TestBenchLogBounded(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "job.log")
+	writeBenchLog(t, path, 4<<20, recognizedPieces...)
+	fc, err := ExtractFile(path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fc.ExitCode != 1 || !strings.HasPrefix(fc.Step, "Run make step-") {
+		t.Errorf("step %q exit %d", fc.Step, fc.ExitCode)
+	}
+	ids := map[string]bool{}
+	for _, id := range fc.IDs() {
+		ids[id] = true
+	}
+	for _, id := range []string{"TestAdd/negative", "tests::subtracts", "calc › sub › subtracts"} {
+		if !ids[id] {
+			t.Errorf("missing %s in %v", id, fc.IDs())
+		}
+	}
+	if len(fc.Failures) > maxFailures {
+		t.Errorf("%d failures kept", len(fc.Failures))
+	}
+	if out := fc.Render(0); len(out) > DefaultBudget {
+		t.Errorf("rendered %d bytes", len(out))
+	}
+}

@@ -1,0 +1,162 @@
+package failure
+
+import (
+	"fmt"
+	"strings"
+)
+
+const (
+	// genTail is how many last lines of the step the generic excerpt keeps.
+	genTail = 30
+	// genBefore and genAfter are the context lines around an error line.
+	genBefore = 3
+	genAfter  = 3
+	// genFirst and genLast are how many windows are kept from the start
+	// and from the end of the step.
+	genFirst = 3
+	genLast  = 5
+	// genWindowLines bounds one window.
+	genWindowLines = 20
+	// genLineBytes bounds one line kept by the generic excerpt.
+	genLineBytes = 512
+)
+
+// genericRec keeps windows around error-looking lines and the tail of a
+// step, for when no recognizer understood the output.
+type genericRec struct {
+	budget int
+	ring   [genTail][]byte
+	n      int // lines seen
+	cur    *lines
+	after  int
+	start  int // line index where the open window starts
+	first  []genWindow
+	last   [genLast]genWindow
+	nLast  int
+}
+
+// genWindow is the text around error lines, from line index start.
+type genWindow struct {
+	start int
+	text  string
+}
+
+func newGeneric(budget int) *genericRec { return &genericRec{budget: budget} }
+
+func (g *genericRec) line(s string, errorLine bool) {
+	if len(s) > genLineBytes {
+		s = s[:genLineBytes]
+	}
+	isErr := errorLine || looksLikeError(s)
+	if g.cur != nil {
+		g.cur.add(s)
+		if isErr {
+			g.after = genAfter
+		} else if g.after--; g.after <= 0 {
+			g.closeWindow()
+		}
+	} else if isErr {
+		w := newLines(genWindowLines, genWindowLines*genLineBytes)
+		g.cur = &w
+		g.start = max(0, g.n-genBefore)
+		for i := g.start; i < g.n; i++ {
+			g.cur.add(view(g.ring[i%genTail]))
+		}
+		g.cur.add(s)
+		g.after = genAfter
+	}
+	slot := &g.ring[g.n%genTail]
+	*slot = append((*slot)[:0], s...)
+	g.n++
+}
+
+func (g *genericRec) closeWindow() {
+	w := genWindow{start: g.start, text: g.cur.String()}
+	g.cur = nil
+	if len(g.first) < genFirst {
+		g.first = append(g.first, w)
+		return
+	}
+	g.last[g.nLast%genLast] = w
+	g.nLast++
+}
+
+// text renders the windows and the tail within the budget ("" when the
+// step printed nothing).
+func (g *genericRec) text() string {
+	if g.n == 0 {
+		return ""
+	}
+	if g.cur != nil {
+		g.closeWindow()
+	}
+	tail := min(g.n, genTail)
+	tailStart := g.n - tail
+	var b strings.Builder
+	for _, w := range g.first {
+		if w.start < tailStart { // windows inside the tail are shown there
+			b.WriteString(w.text)
+			b.WriteString("\n…\n")
+		}
+	}
+	if g.nLast > genLast {
+		fmt.Fprintf(&b, "(%d more error windows omitted)\n…\n", g.nLast-genLast)
+	}
+	for i := max(0, g.nLast-genLast); i < g.nLast; i++ {
+		if w := g.last[i%genLast]; w.start < tailStart {
+			b.WriteString(w.text)
+			b.WriteString("\n…\n")
+		}
+	}
+	if b.Len() > 0 {
+		fmt.Fprintf(&b, "--- last %d lines ---\n", tail)
+	}
+	for i := tailStart; i < g.n; i++ {
+		b.Write(g.ring[i%genTail])
+		b.WriteByte('\n')
+	}
+	out := b.String()
+	if limit := g.budget * 3 / 4; len(out) > limit {
+		// Keep the first windows and the tail; cut the middle.
+		head := clip(out, limit/2)
+		out = head + "\n" + out[len(out)-limit/2:]
+		out = strings.ToValidUTF8(out, "")
+	}
+	return strings.TrimRight(out, "\n")
+}
+
+// errorWords are the words that make a line look like an error.
+var errorWords = []string{"error", "fail", "fatal", "panic", "exception", "traceback", "abort",
+	"denied", "not found", "cannot ", "unable to", "timed out", "segmentation fault", "killed"}
+
+// errorWordsBy indexes errorWords by their first letter.
+var errorWordsBy = func() (t [256][]string) {
+	for _, w := range errorWords {
+		t[w[0]] = append(t[w[0]], w)
+	}
+	return t
+}()
+
+// looksLikeError reports whether s contains an error word, ignoring case.
+func looksLikeError(s string) bool {
+	for i := 0; i < len(s); i++ {
+		for _, w := range errorWordsBy[s[i]|0x20] {
+			if hasFoldPrefix(s[i:], w) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func hasFoldPrefix(s, prefix string) bool {
+	if len(s) < len(prefix) {
+		return false
+	}
+	for i := 0; i < len(prefix); i++ {
+		if s[i]|0x20 != prefix[i] && s[i] != prefix[i] {
+			return false
+		}
+	}
+	return true
+}

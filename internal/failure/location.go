@@ -1,0 +1,234 @@
+package failure
+
+import (
+	"bufio"
+	"os"
+	"path"
+	"path/filepath"
+	"strings"
+)
+
+// splitLoc splits "path:line[:col]" into the path and ":line[:col]".
+func splitLoc(loc string) (string, string) {
+	i := strings.LastIndexByte(loc, ':')
+	if i <= 0 || !allDigits(loc[i+1:]) {
+		return "", ""
+	}
+	if j := strings.LastIndexByte(loc[:i], ':'); j > 0 && allDigits(loc[j+1:i]) {
+		i = j
+	}
+	return loc[:i], loc[i:]
+}
+
+func allDigits(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if !isDigit(s[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+// sourceExts are the extensions findLoc accepts as source files.
+var sourceExts = map[string]bool{
+	".go": true, ".py": true, ".js": true, ".mjs": true, ".cjs": true, ".ts": true, ".tsx": true,
+	".jsx": true, ".mts": true, ".cts": true, ".rs": true, ".java": true, ".kt": true, ".rb": true,
+	".c": true, ".h": true, ".cc": true, ".cpp": true, ".cs": true, ".php": true, ".swift": true,
+	".vue": true, ".svelte": true,
+}
+
+// findLocs returns the "file:line[:col]" tokens of s that name a source
+// file, in order, skipping runtime and dependency frames.
+func findLocs(s string) []string {
+	var out []string
+	for i := 0; i < len(s); i++ {
+		if s[i] != ':' || i+1 >= len(s) || !isDigit(s[i+1]) {
+			continue
+		}
+		start := i
+		for start > 0 && isPathByte(s[start-1]) {
+			start--
+		}
+		end := i + 1
+		for end < len(s) && isDigit(s[end]) {
+			end++
+		}
+		if end+1 < len(s) && s[end] == ':' && isDigit(s[end+1]) {
+			end++
+			for end < len(s) && isDigit(s[end]) {
+				end++
+			}
+		}
+		file := strings.TrimPrefix(s[start:i], "file://")
+		if sourceExts[path.Ext(file)] && !isForeign(file) {
+			out = append(out, strings.TrimPrefix(s[start:end], "file://"))
+		}
+		i = end - 1
+	}
+	return out
+}
+
+func isPathByte(c byte) bool {
+	return c > ' ' && c != '(' && c != ')' && c != '\'' && c != '"' && c != '`' && c != '[' && c != ']' &&
+		c != '<' && c != '>' && c != ','
+}
+
+// isForeign reports whether file belongs to a toolchain or a dependency
+// rather than to the project.
+func isForeign(file string) bool {
+	return strings.HasPrefix(file, "node:") || strings.Contains(file, "node_modules/") ||
+		strings.Contains(file, "/go/src/") || strings.HasPrefix(file, "/rustc/") ||
+		strings.Contains(file, "/pkg/mod/") || strings.Contains(file, "/.cargo/registry/") ||
+		strings.Contains(file, "/site-packages/") || strings.Contains(file, "/lib/python3") ||
+		strings.HasPrefix(file, "internal/") || strings.HasPrefix(file, "_testmain.go")
+}
+
+// firstLoc is the first project location in s, or "".
+func firstLoc(s string) string {
+	if l := findLocs(s); len(l) > 0 {
+		return l[0]
+	}
+	return ""
+}
+
+// normalizer makes locations relative to the workspace.
+type normalizer struct {
+	ws     string
+	module string
+	exists map[string]bool
+}
+
+func newNormalizer(ws string) *normalizer {
+	n := &normalizer{exists: map[string]bool{}}
+	if ws == "" {
+		return n
+	}
+	if abs, err := filepath.Abs(ws); err == nil {
+		n.ws = abs
+	}
+	n.module = goModule(filepath.Join(n.ws, "go.mod"))
+	return n
+}
+
+// goModule reads the module path from a go.mod file ("" if none).
+func goModule(file string) string {
+	f, err := os.Open(file)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if rest, ok := strings.CutPrefix(strings.TrimSpace(sc.Text()), "module "); ok {
+			return strings.Trim(strings.TrimSpace(rest), `"`)
+		}
+	}
+	return ""
+}
+
+func (n *normalizer) apply(fc *FailureContext) {
+	for i := range fc.Failures {
+		f := &fc.Failures[i]
+		f.Location = n.loc(f.Location, f.Package)
+		if strings.HasPrefix(f.Package, "/") || strings.HasPrefix(f.Package, "file://") {
+			f.Package = n.path(f.Package, "")
+		}
+	}
+	for i := range fc.BuildErrors {
+		b := &fc.BuildErrors[i]
+		b.Location = n.loc(b.Location, "")
+	}
+}
+
+// loc rewrites one location; pkg is the Go import path when known.
+func (n *normalizer) loc(loc, pkg string) string {
+	p, suffix := splitLoc(loc)
+	if p == "" {
+		return loc
+	}
+	return n.path(p, pkg) + suffix
+}
+
+func (n *normalizer) path(p, pkg string) string {
+	p = strings.TrimPrefix(p, "file://")
+	if len(p) > 2 && p[1] == ':' && (p[2] == '\\' || p[2] == '/') {
+		p = strings.ReplaceAll(p, `\`, "/") // Windows runner path
+	}
+	if strings.HasPrefix(p, "/") || (len(p) > 2 && p[1] == ':') {
+		return n.abs(p)
+	}
+	for strings.HasPrefix(p, "./") {
+		p = p[2:]
+	}
+	if n.ws != "" && n.module != "" && !strings.Contains(p, "/") && !n.has(p) {
+		// go test prints a test's file name relative to its package.
+		if dir, ok := strings.CutPrefix(pkg, n.module); ok && (dir == "" || dir[0] == '/') {
+			if cand := path.Join(strings.TrimPrefix(dir, "/"), p); n.has(cand) {
+				return cand
+			}
+		}
+	}
+	return p
+}
+
+// abs rewrites an absolute path inside the workspace or a runner checkout.
+func (n *normalizer) abs(p string) string {
+	if n.ws != "" {
+		ws := filepath.ToSlash(n.ws) + "/"
+		if rel, ok := strings.CutPrefix(p, ws); ok {
+			return rel
+		}
+	}
+	if rel, ok := runnerRel(p); ok {
+		return rel
+	}
+	if n.ws == "" {
+		return p
+	}
+	// The longest suffix (two components at least) that exists in the
+	// workspace: the same repository checked out somewhere else.
+	parts := strings.Split(strings.TrimPrefix(p, "/"), "/")
+	for i := 1; i+2 <= len(parts); i++ {
+		if cand := strings.Join(parts[i:], "/"); n.has(cand) {
+			return cand
+		}
+	}
+	return p
+}
+
+// runnerRel strips a GitHub runner's checkout prefix:
+// .../work/REPO/REPO/rest, /__w/REPO/REPO/rest, D:/a/REPO/REPO/rest.
+func runnerRel(p string) (string, bool) {
+	for _, marker := range []string{"/work/", "/_work/", "/__w/", ":/a/"} {
+		i := strings.Index(p, marker)
+		if i < 0 {
+			continue
+		}
+		rest := p[i+len(marker):]
+		a, after, ok := strings.Cut(rest, "/")
+		if !ok {
+			continue
+		}
+		b, rel, ok := strings.Cut(after, "/")
+		if ok && a == b && a != "" && rel != "" {
+			return rel, true
+		}
+	}
+	return "", false
+}
+
+// has reports whether rel exists in the workspace.
+func (n *normalizer) has(rel string) bool {
+	if n.ws == "" {
+		return false
+	}
+	if v, ok := n.exists[rel]; ok {
+		return v
+	}
+	_, err := os.Stat(filepath.Join(n.ws, filepath.FromSlash(rel)))
+	n.exists[rel] = err == nil
+	return err == nil
+}

@@ -1,0 +1,241 @@
+package failure
+
+import (
+	"strings"
+)
+
+const srcPytest = "pytest"
+
+type pySection int
+
+const (
+	pyNone pySection = iota
+	pyFailures
+	pyErrors
+	pySummary
+)
+
+// pytest recognizes pytest's report: the FAILURES and ERRORS sections
+// (one block per test, `E   ` lines, `path:NN: Error`), the short test
+// summary (`FAILED path::test - Error`) and -v result lines.
+type pytest struct {
+	col     *collector
+	section pySection
+	blocks  []Failure // FAILURES/ERRORS blocks, matched to node ids at the end
+	// current block
+	name    string
+	inBlock bool
+	msg     lines
+	excerpt lines
+	loc     string
+	locFile string
+}
+
+func newPytest(col *collector) *pytest { return &pytest{col: col} }
+
+func (p *pytest) line(s string) {
+	if s == "" {
+		if p.inBlock {
+			p.excerpt.add("")
+		}
+		return
+	}
+	switch s[0] {
+	case '=':
+		if title, ok := pyBanner(s, '='); ok {
+			p.endBlock()
+			switch {
+			case title == "FAILURES":
+				p.section = pyFailures
+			case title == "ERRORS":
+				p.section = pyErrors
+			case title == "short test summary info":
+				p.section = pySummary
+			default:
+				p.section = pyNone
+			}
+			return
+		}
+	case '_':
+		if p.section == pyFailures || p.section == pyErrors {
+			if title, ok := pyBanner(s, '_'); ok && !strings.HasPrefix(s, "_ _") {
+				p.endBlock()
+				p.startBlock(title)
+				return
+			}
+		}
+	case 'F', 'E':
+		if p.section == pySummary || !p.inBlock {
+			if p.resultLine(s) {
+				return
+			}
+		}
+	}
+	if p.inBlock {
+		p.blockLine(s)
+		return
+	}
+	if p.section == pyNone && (strings.Contains(s, " FAILED") || strings.Contains(s, " ERROR")) {
+		p.verboseLine(s)
+	}
+}
+
+// pyBanner recognizes "==== title ====" (or with '_') and returns title.
+func pyBanner(s string, c byte) (string, bool) {
+	if len(s) < 8 || s[0] != c || s[len(s)-1] != c || s[1] != c && s[1] != ' ' {
+		return "", false
+	}
+	t := strings.Trim(s, string(c))
+	if len(t) < 3 || t[0] != ' ' || t[len(t)-1] != ' ' {
+		return "", false
+	}
+	return strings.TrimSpace(t), true
+}
+
+func (p *pytest) startBlock(title string) {
+	name := title
+	for _, pre := range []string{"ERROR at setup of ", "ERROR at teardown of ", "ERROR collecting "} {
+		name = strings.TrimPrefix(name, pre)
+	}
+	p.name = keep(name)
+	p.inBlock = true
+	p.msg = newLines(maxExcerptLines, maxMessage)
+	p.excerpt = newLines(maxExcerptLines, maxExcerpt)
+	p.loc, p.locFile = "", ""
+}
+
+func (p *pytest) blockLine(s string) {
+	if strings.HasPrefix(s, "E ") || s == "E" {
+		t := s[1:]
+		for i := 0; i < 7 && strings.HasPrefix(t, " "); i++ {
+			t = t[1:]
+		}
+		p.msg.add(t)
+		return
+	}
+	if file, rest, ok := pyLocLine(s); ok {
+		p.loc = keep(file + ":" + rest)
+		if p.locFile == "" {
+			p.locFile = keep(file)
+		}
+		return
+	}
+	p.excerpt.add(s)
+}
+
+// pyLocLine splits "path.py:NN: Error" (or "path.py:NN: in func").
+func pyLocLine(s string) (file, line string, ok bool) {
+	i := strings.Index(s, ".py:")
+	if i <= 0 || strings.ContainsAny(s[:i], " \t") {
+		return "", "", false
+	}
+	rest := s[i+len(".py:"):]
+	j := 0
+	for j < len(rest) && isDigit(rest[j]) {
+		j++
+	}
+	if j == 0 || j >= len(rest) || rest[j] != ':' {
+		return "", "", false
+	}
+	return s[:i+len(".py")], rest[:j], true
+}
+
+func (p *pytest) endBlock() {
+	if !p.inBlock {
+		return
+	}
+	p.inBlock = false
+	name := p.name
+	id := name
+	if !strings.Contains(name, "::") && !strings.HasSuffix(name, ".py") {
+		// "TestMean.test_empty" is "file::TestMean::test_empty".
+		head, params, _ := strings.Cut(name, "[")
+		id = strings.ReplaceAll(head, ".", "::")
+		if params != "" {
+			id += "[" + params
+		}
+		if p.locFile != "" {
+			id = p.locFile + "::" + id
+		}
+	}
+	file, _, _ := strings.Cut(id, "::")
+	f := Failure{ID: id, Package: file, Location: p.loc, Message: p.msg.String(), Excerpt: p.excerpt.String()}
+	if len(p.blocks) < maxFailures {
+		// Package holds the block's own name until finish matches it.
+		f.Package = name
+		p.blocks = append(p.blocks, f)
+	}
+}
+
+// resultLine handles "FAILED path::test - msg" and "ERROR path::test - msg".
+func (p *pytest) resultLine(s string) bool {
+	var rest string
+	var ok bool
+	if rest, ok = strings.CutPrefix(s, "FAILED "); !ok {
+		if rest, ok = strings.CutPrefix(s, "ERROR "); !ok {
+			return false
+		}
+	}
+	id, msg, _ := strings.Cut(rest, " - ")
+	if !pyNodeID(id) {
+		return false
+	}
+	file, _, _ := strings.Cut(id, "::")
+	p.col.addFailure(srcPytest, Failure{ID: id, Package: file, Message: msg})
+	return true
+}
+
+// verboseLine handles "path::test FAILED   [ 14%]" from pytest -v.
+func (p *pytest) verboseLine(s string) {
+	for _, verdict := range []string{" FAILED", " ERROR"} {
+		i := strings.LastIndex(s, verdict)
+		if i <= 0 {
+			continue
+		}
+		tail := strings.TrimSpace(s[i+len(verdict):])
+		if tail != "" && !strings.HasPrefix(tail, "[") {
+			continue
+		}
+		id := s[:i]
+		if j := strings.LastIndex(id, "] "); j >= 0 && strings.HasPrefix(id, "[") {
+			id = id[j+2:] // pytest-xdist: "[gw0] [ 14%] FAILED id"
+		}
+		if pyNodeID(id) {
+			file, _, _ := strings.Cut(id, "::")
+			p.col.addFailure(srcPytest, Failure{ID: id, Package: file})
+		}
+		return
+	}
+}
+
+// pyNodeID reports whether s looks like a pytest node id.
+func pyNodeID(s string) bool {
+	file, _, _ := strings.Cut(s, "::")
+	return strings.HasSuffix(file, ".py") && !strings.ContainsAny(file, " \t")
+}
+
+// finish matches each block to the node id the summary or -v lines gave
+// ("TestMean.test_empty" to "test_calc.py::TestMean::test_empty"); blocks
+// without one are reported under the id derived from their first frame.
+func (p *pytest) finish() {
+	p.endBlock()
+	for _, b := range p.blocks {
+		name := b.Package
+		head, params, _ := strings.Cut(name, "[")
+		suffix := strings.ReplaceAll(head, ".", "::")
+		if params != "" {
+			suffix += "[" + params
+		}
+		i := p.col.find(func(f *Failure) bool {
+			return strings.HasSuffix(f.ID, "::"+suffix) || f.ID == name
+		})
+		if i < 0 {
+			file, _, _ := strings.Cut(b.ID, "::")
+			b.Package = file
+			p.col.addFailure(srcPytest, b)
+			continue
+		}
+		p.col.fill(i, b, true)
+	}
+	p.blocks = nil
+}

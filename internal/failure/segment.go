@@ -1,0 +1,357 @@
+package failure
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"io"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+	"unsafe"
+)
+
+const (
+	// readBuffer is the line reader's buffer; longer lines are cut to maxLine.
+	readBuffer = 64 << 10
+	// maxCommand bounds the remembered script of the failed step.
+	maxCommand = 1024
+	// maxCommandLines bounds the lines of the remembered script.
+	maxCommandLines = 20
+)
+
+// lineReader reads lines from a log, cut to maxLine bytes, with Actions
+// timestamps, a leading BOM, ANSI escapes and carriage-return overwrites
+// removed and invalid UTF-8 repaired. The returned slice is valid until the
+// next call.
+type lineReader struct {
+	r       *bufio.Reader
+	scratch []byte
+	clean   []byte
+	first   bool
+	read    int64
+}
+
+func newLineReader(r *bufio.Reader) *lineReader {
+	return &lineReader{r: r, first: true,
+		scratch: make([]byte, 0, maxLine), clean: make([]byte, 0, maxLine)}
+}
+
+// next returns the next cleaned line, or io.EOF.
+func (lr *lineReader) next() ([]byte, error) {
+	line, err := lr.r.ReadSlice('\n')
+	lr.read += int64(len(line))
+	if errors.Is(err, bufio.ErrBufferFull) {
+		// A very long line: keep its head, skip the rest.
+		lr.scratch = append(lr.scratch[:0], line[:maxLine]...)
+		line = lr.scratch
+		for errors.Is(err, bufio.ErrBufferFull) {
+			var more []byte
+			more, err = lr.r.ReadSlice('\n')
+			lr.read += int64(len(more))
+		}
+	}
+	if err != nil && !errors.Is(err, io.EOF) {
+		return nil, err
+	}
+	if len(line) == 0 && err != nil {
+		return nil, io.EOF
+	}
+	return lr.cleanLine(line), nil
+}
+
+// cleanLine strips framing and repairs the line; it may alias line.
+func (lr *lineReader) cleanLine(line []byte) []byte {
+	line = bytes.TrimSuffix(line, []byte{'\n'})
+	line = bytes.TrimSuffix(line, []byte{'\r'})
+	if len(line) > maxLine {
+		line = line[:maxLine]
+	}
+	if lr.first {
+		lr.first = false
+		line = bytes.TrimPrefix(line, []byte("\uFEFF"))
+	}
+	line = stripTimestamp(line)
+	if bytes.IndexByte(line, 0x1b) >= 0 {
+		lr.clean = stripANSI(lr.clean[:0], line)
+		line = lr.clean
+	}
+	if i := bytes.LastIndexByte(line, '\r'); i >= 0 {
+		// Progress output: the terminal shows what follows the last CR.
+		if i+1 < len(line) {
+			line = line[i+1:]
+		} else {
+			line = bytes.TrimRight(line, "\r")
+		}
+	}
+	if !utf8.Valid(line) {
+		lr.scratch = repairUTF8(lr.scratch[:0], line)
+		line = lr.scratch
+	}
+	return line
+}
+
+// stripTimestamp removes an Actions "2024-05-01T12:34:56.1234567Z " prefix.
+func stripTimestamp(b []byte) []byte {
+	const stamp = len("2024-05-01T12:34:56")
+	if len(b) < stamp+1 || b[4] != '-' || b[7] != '-' || b[10] != 'T' || b[13] != ':' || b[16] != ':' ||
+		!isDigit(b[0]) || !isDigit(b[3]) || !isDigit(b[18]) {
+		return b
+	}
+	i := stamp
+	if b[i] == '.' {
+		i++
+		for i < len(b) && isDigit(b[i]) {
+			i++
+		}
+	}
+	if i >= len(b) || b[i] != 'Z' {
+		return b
+	}
+	i++
+	if i < len(b) && b[i] == ' ' {
+		i++
+	}
+	return b[i:]
+}
+
+func isDigit(c byte) bool { return c >= '0' && c <= '9' }
+
+// stripANSI appends b without its escape sequences (CSI, OSC, two-byte).
+func stripANSI(dst, b []byte) []byte {
+	for i := 0; i < len(b); i++ {
+		c := b[i]
+		if c != 0x1b {
+			dst = append(dst, c)
+			continue
+		}
+		if i+1 >= len(b) {
+			break
+		}
+		switch b[i+1] {
+		case '[': // CSI: parameters and intermediates, then a final byte.
+			j := i + 2
+			for j < len(b) && (b[j] < 0x40 || b[j] > 0x7e) {
+				j++
+			}
+			i = j
+		case ']': // OSC: up to BEL or ST.
+			j := i + 2
+			for j < len(b) && b[j] != 0x07 && !(b[j] == 0x1b && j+1 < len(b) && b[j+1] == '\\') {
+				j++
+			}
+			if j < len(b) && b[j] == 0x1b {
+				j++
+			}
+			i = j
+		default:
+			i++
+		}
+	}
+	return dst
+}
+
+// repairUTF8 appends b with each invalid byte replaced by U+FFFD.
+func repairUTF8(dst, b []byte) []byte {
+	for len(b) > 0 {
+		r, n := utf8.DecodeRune(b)
+		if r == utf8.RuneError && n == 1 {
+			dst = append(dst, "\uFFFD"...)
+		} else {
+			dst = append(dst, b[:n]...)
+		}
+		b = b[n:]
+	}
+	return dst
+}
+
+// view is a zero-copy string over a line buffer; see recognizer.
+func view(b []byte) string {
+	if len(b) == 0 {
+		return ""
+	}
+	return unsafe.String(unsafe.SliceData(b), len(b))
+}
+
+// step is one Actions step (or the whole input when it has no framing).
+type step struct {
+	name     string
+	header   bool
+	cmdDone  bool
+	cmd      lines
+	exitCode int
+	exited   bool
+	failed   bool
+	col      *collector
+	recs     []recognizer
+	gen      *genericRec
+}
+
+func newStep(name string, budget int) *step {
+	col := newCollector()
+	return &step{name: name, col: col, recs: newRecognizers(col), gen: newGeneric(budget),
+		cmd: newLines(maxCommandLines, maxCommand)}
+}
+
+// segmenter splits a log into steps and keeps what failed.
+type segmenter struct {
+	opt     Options
+	cur     *step
+	failed  *collector
+	other   *collector
+	meta    *step
+	generic string
+	otherG  string
+	nFailed int
+}
+
+func extractLines(br *bufio.Reader, opt Options) (*FailureContext, error) {
+	s := &segmenter{opt: opt, failed: newCollector(), other: newCollector()}
+	s.cur = newStep("", budgetOf(opt))
+	lr := newLineReader(br)
+	for {
+		b, err := lr.next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
+		s.feed(view(b))
+	}
+	s.endStep()
+	return s.result(), nil
+}
+
+func (s *segmenter) feed(line string) {
+	st := s.cur
+	errorLine := false
+	if strings.HasPrefix(line, "##[") {
+		cmd, rest, ok := strings.Cut(line[3:], "]")
+		if ok {
+			switch cmd {
+			case "group":
+				if strings.HasPrefix(rest, "Run ") {
+					s.endStep()
+					s.cur = newStep(keep(rest), budgetOf(s.opt))
+					s.cur.header = true
+					return
+				}
+			case "endgroup":
+				st.header = false
+				return
+			case "error":
+				if code, ok := exitLine(rest); ok {
+					st.exitCode, st.exited, st.failed = code, true, true
+					s.endStep()
+					s.cur = newStep("", budgetOf(s.opt))
+					return
+				}
+				st.failed = true
+				errorLine = true
+			}
+			line = rest
+		}
+	}
+	if st.header {
+		s.headerLine(line)
+		return
+	}
+	for _, r := range st.recs {
+		r.line(line)
+	}
+	if st.col.empty() {
+		// Once something is recognized the generic excerpt is never used.
+		st.gen.line(line, errorLine)
+	}
+}
+
+// headerLine collects the script lines of a "Run" group, which come
+// before the shell:, env: and with: lines.
+func (s *segmenter) headerLine(line string) {
+	st := s.cur
+	if st.cmdDone {
+		return
+	}
+	if strings.HasPrefix(line, "shell: ") || line == "env:" || line == "with:" {
+		st.cmdDone = true
+		return
+	}
+	st.cmd.add(line)
+}
+
+// exitLine parses "Process completed with exit code N.".
+func exitLine(s string) (int, bool) {
+	rest, ok := strings.CutPrefix(s, "Process completed with exit code ")
+	if !ok {
+		return 0, false
+	}
+	n, err := strconv.Atoi(strings.TrimSuffix(rest, "."))
+	return n, err == nil
+}
+
+// endStep finishes the current step and keeps its findings.
+func (s *segmenter) endStep() {
+	st := s.cur
+	for _, r := range st.recs {
+		r.finish()
+	}
+	if st.failed {
+		s.nFailed++
+		s.failed.merge(st.col)
+		if s.meta == nil || (!s.meta.exited && st.exited) {
+			s.meta = st
+		}
+		if s.generic == "" {
+			s.generic = st.gen.text()
+		}
+		return
+	}
+	s.other.merge(st.col)
+	if g := st.gen.text(); g != "" {
+		s.otherG = g
+	}
+}
+
+func (s *segmenter) result() *FailureContext {
+	col, generic := s.failed, s.generic
+	if s.nFailed == 0 || (col.empty() && !s.other.empty() && s.meta != nil && !s.meta.exited) {
+		// No step is marked failed (raw output, or a log cut short): use
+		// whatever was recognized anywhere.
+		col, generic = s.other, s.otherG
+	}
+	fc := &FailureContext{
+		Failures:    col.failures,
+		BuildErrors: col.builds,
+		Omitted:     col.omitted,
+		Source:      strings.Join(col.sources, ","),
+		Budget:      budgetOf(s.opt),
+	}
+	if m := s.meta; m != nil {
+		fc.Command = m.cmd.String()
+		fc.ExitCode = m.exitCode
+		fc.Step = m.name
+	}
+	if col.empty() {
+		fc.Generic = generic
+		if generic != "" {
+			fc.Source = "generic"
+		}
+	}
+	newNormalizer(s.opt.Workspace).apply(fc)
+	return fc
+}
+
+// merge adds o's findings to c.
+func (c *collector) merge(o *collector) {
+	for _, f := range o.failures {
+		c.addFailure("", f)
+	}
+	for _, b := range o.builds {
+		c.addBuild("", b)
+	}
+	c.omitted += o.omitted
+	for _, src := range o.sources {
+		c.source(src)
+	}
+}
