@@ -30,33 +30,15 @@ func (p *publisher) propose(ctx context.Context, draft bool, why string) (*Resul
 		return nil, errors.New("publish: no failing branch to propose a fix against")
 	}
 	branch := FixBranch(p.cfg.BranchPrefix, Key(target, b))
-	prs, err := p.gh.PRsForBranch(ctx, job.Owner, job.Repo, job.Owner, branch, "all")
+	found, err := lookup(ctx, p.gh, job.Owner, job.Repo, branch)
 	if err != nil {
-		return nil, fmt.Errorf("publish: %w", err)
+		return nil, err
 	}
-	var open, latest *ghapi.PR
-	for _, pr := range prs { // newest first
-		if latest == nil {
-			latest = pr
-		}
-		if open == nil && pr.State == "open" {
-			open = pr
-		}
+	open, st := found.open, found.state
+	if no := found.refusal(b.BaseSHA, p.cfg.MaxAttempts, branch); no != "" {
+		return p.note(ctx, StatusSkipped, ActionSkipped, no)
 	}
-	st := state{}
-	if latest != nil && !latest.Merged {
-		st = parseState(latest.Body)
-	}
-	if open != nil {
-		st = parseState(open.Body)
-	}
-	switch {
-	case open == nil && latest != nil && !latest.Merged && st.FailingSHA == b.BaseSHA:
-		return p.note(ctx, StatusSkipped, ActionSkipped, fmt.Sprintf("#%d proposed a fix for this failure at %s and was closed without merging: not proposing it again",
-			latest.Number, short(b.BaseSHA)))
-	case st.Attempts >= p.cfg.MaxAttempts:
-		return p.note(ctx, StatusSkipped, ActionSkipped, fmt.Sprintf("this failure was already attempted %d times (max-attempts %d) on %s", st.Attempts, p.cfg.MaxAttempts, branch))
-	case draft && open != nil:
+	if draft && open != nil {
 		// Never push an unvalidated change over an open proposal: say so on it.
 		p.job = withPR(p.job, open.Number, open.HTMLURL)
 		p.tracker = &Tracker{GH: p.gh, Owner: job.Owner, Repo: job.Repo, PR: open.Number}
@@ -130,6 +112,48 @@ func (p *publisher) propose(ctx context.Context, draft bool, why string) (*Resul
 		}
 	}
 	return res, nil
+}
+
+// proposals is what exists for a fix branch.
+type proposals struct {
+	open, latest *ghapi.PR
+	state        state
+}
+
+func lookup(ctx context.Context, gh GitHub, owner, repo, branch string) (*proposals, error) {
+	prs, err := gh.PRsForBranch(ctx, owner, repo, owner, branch, "all")
+	if err != nil {
+		return nil, fmt.Errorf("publish: %w", err)
+	}
+	p := &proposals{}
+	for _, pr := range prs { // newest first
+		if p.latest == nil {
+			p.latest = pr
+		}
+		if p.open == nil && pr.State == "open" {
+			p.open = pr
+		}
+	}
+	switch {
+	case p.open != nil:
+		p.state = parseState(p.open.Body)
+	case p.latest != nil && !p.latest.Merged:
+		p.state = parseState(p.latest.Body)
+	}
+	// A merged fix ends the story: a recurrence starts counting again.
+	return p, nil
+}
+
+// refusal says why no new attempt may be made, or "".
+func (p *proposals) refusal(failingSHA string, maxAttempts int, branch string) string {
+	switch {
+	case p.open == nil && p.latest != nil && !p.latest.Merged && p.state.FailingSHA == failingSHA:
+		return fmt.Sprintf("#%d proposed a fix for this failure at %s and was closed without merging: not proposing it again",
+			p.latest.Number, short(failingSHA))
+	case p.state.Attempts >= maxAttempts:
+		return fmt.Sprintf("this failure was already attempted %d times (max-attempts %d) on %s", p.state.Attempts, maxAttempts, branch)
+	}
+	return ""
 }
 
 func withPR(j *route.Job, pr int, url string) *route.Job {
