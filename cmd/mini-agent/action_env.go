@@ -63,17 +63,20 @@ var secretInputEnv = []string{"INPUT_GITHUB_TOKEN", "INPUT_GITHUB-TOKEN", "INPUT
 
 type inputs struct {
 	Token, Provider, Model, BaseURL, APIKey, TestCommand, Mode, FailureLog, Config, Script string
-	MaxSteps, MaxMinutes                                                                    int
-	MaxCostUSD                                                                              float64
+	MaxSteps, MaxMinutes                                                                   int
+	MaxCostUSD                                                                             float64
 }
 
 func readInputs(gha *githubactions.Action) (inputs, error) {
-	get := func(name string) string {
-		if v := gha.GetInput(strings.ReplaceAll(name, "-", "_")); v != "" {
-			return v
+	values := make(map[string]string, len(inputNames))
+	for _, name := range inputNames {
+		v := gha.GetInput(strings.ReplaceAll(name, "-", "_"))
+		if v == "" {
+			v = gha.GetInput(name)
 		}
-		return gha.GetInput(name)
+		values[name] = v
 	}
+	get := func(name string) string { return values[name] }
 	in := inputs{Token: get("github-token"), Provider: get("provider"), Model: get("model"), BaseURL: get("base-url"),
 		APIKey: get("api-key"), TestCommand: get("test-command"), Mode: get("mode"), FailureLog: get("failure-log"),
 		Config: get("config"), Script: get("script")}

@@ -43,10 +43,11 @@ func newSHAProxy(t *testing.T, target string) *shaProxy {
 		t.Fatal(err)
 	}
 	p := &shaProxy{}
-	rp := httputil.NewSingleHostReverseProxy(u)
-	director := rp.Director
-	rp.Director = func(r *http.Request) {
-		director(r)
+	rp := &httputil.ReverseProxy{}
+	rp.Rewrite = func(pr *httputil.ProxyRequest) {
+		pr.SetURL(u)
+		pr.Out.Host = pr.In.Host // pagination links must point back at the proxy
+		r := pr.Out
 		r.URL.Path = p.toFake(r.URL.Path)
 		r.URL.RawPath = ""
 		r.URL.RawQuery = p.toFake(r.URL.RawQuery)
