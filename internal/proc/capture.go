@@ -40,8 +40,11 @@ func (h *HeadTail) Write(p []byte) (int, error) {
 	h.lines += int64(bytes.Count(p, []byte{'\n'}))
 	if room := h.headMax - len(h.head); room > 0 {
 		k := min(room, len(p))
-		if h.head == nil {
-			h.head = make([]byte, 0, min(h.headMax, max(headInitialCap, k)))
+		if need := len(h.head) + k; need > cap(h.head) {
+			// Grow by hand so the head never holds more than headMax bytes of capacity.
+			grown := make([]byte, len(h.head), min(h.headMax, max(2*cap(h.head), need, headInitialCap)))
+			copy(grown, h.head)
+			h.head = grown
 		}
 		h.head = append(h.head, p[:k]...)
 		p = p[k:]
