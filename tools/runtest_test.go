@@ -188,7 +188,7 @@ func TestRunTestShellCommand(t *testing.T) {
 func TestRunTestTimeout(t *testing.T) {
 	t.Parallel()
 	ws := openWS(t, t.TempDir())
-	rt := NewRunTest(ws, RunTestConfig{Command: `sh -c 'echo started; sleep 30'`, Timeout: 300 * time.Millisecond})
+	rt := NewRunTest(ws, RunTestConfig{Command: `sh -c 'echo started; sleep 30'`, Timeout: time.Second})
 	start := time.Now()
 	res := execute(t, rt, `{}`)
 	if time.Since(start) > 20*time.Second {

@@ -71,8 +71,10 @@ type Result struct {
 	TimedOut bool
 	// Cancelled is set when ctx ended the run; Run then also returns an error.
 	Cancelled bool
-	Stdout    Capture
-	Stderr    Capture
+	// Stdout is the head and tail of stdout (of both streams with MergeStderr).
+	Stdout Capture
+	// Stderr is the head and tail of stderr; empty with MergeStderr.
+	Stderr Capture
 	// LogBytes were written to the log file; LogDropped were over LogLimit.
 	LogBytes   int64
 	LogDropped int64

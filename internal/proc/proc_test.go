@@ -105,16 +105,22 @@ const grandchildScript = `sleep 300 & echo $! > "$1"; echo started; wait`
 
 func TestRunKillsGrandchild(t *testing.T) {
 	t.Parallel()
-	for _, mode := range []string{"timeout", "cancel"} {
+	for _, mode := range []string{"timeout", "timeout, SIGTERM ignored", "cancel"} {
 		t.Run(mode, func(t *testing.T) {
 			t.Parallel()
 			pidfile := filepath.Join(t.TempDir(), "pid")
 			ctx, cancel := context.WithCancel(t.Context())
 			defer cancel()
 			spec := Spec{Argv: []string{"sh", "-c", grandchildScript, "sh", pidfile}, Env: baseEnv(), KillGrace: 200 * time.Millisecond}
-			if mode == "timeout" {
-				spec.Timeout = 300 * time.Millisecond
-			} else {
+			switch mode {
+			case "timeout, SIGTERM ignored":
+				// Ignored dispositions survive exec: the sleep ignores TERM too,
+				// so only the SIGKILL after the grace period ends them.
+				spec.Argv[2] = "trap '' TERM; " + grandchildScript
+				fallthrough
+			case "timeout":
+				spec.Timeout = time.Second // long enough for sh to record the pid on a loaded machine
+			default:
 				go func() {
 					waitForPid(t, pidfile)
 					cancel()
@@ -126,15 +132,12 @@ func TestRunKillsGrandchild(t *testing.T) {
 			if elapsed > hangBound {
 				t.Fatalf("Run took %v", elapsed)
 			}
-			switch mode {
-			case "timeout":
+			if spec.Timeout > 0 {
 				if err != nil || !res.TimedOut || res.Cancelled {
 					t.Fatalf("timeout: err %v, result %+v", err, res)
 				}
-			case "cancel":
-				if !errors.Is(err, context.Canceled) || !res.Cancelled || res.TimedOut {
-					t.Fatalf("cancel: err %v, result %+v", err, res)
-				}
+			} else if !errors.Is(err, context.Canceled) || !res.Cancelled || res.TimedOut {
+				t.Fatalf("cancel: err %v, result %+v", err, res)
 			}
 			if res.ExitCode != -1 || res.Signal == "" {
 				t.Errorf("leader not reported as killed: %+v", res)
