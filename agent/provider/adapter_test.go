@@ -91,6 +91,7 @@ func TestRetryThenSuccess(t *testing.T) {
 			{"429 retry-after-ms wins", reply{status: 429, header: map[string]string{"Retry-After": "7", "retry-after-ms": "1500"}, fixture: h.rateLimit}, 1500 * time.Millisecond},
 			{"5xx without header backs off", reply{status: h.serverErrorStatus, fixture: h.serverError}, backoffBase},
 			{"503 from a proxy, not JSON", reply{status: 503, header: map[string]string{"Retry-After": "2"}}, 2 * time.Second},
+			{"connection dropped", reply{hangup: true}, backoffBase},
 		}
 		for _, c := range cases {
 			t.Run(h.name+"/"+c.name, func(t *testing.T) {

@@ -11,6 +11,12 @@
 // 1+MaxRetries attempts, never past the context. A refusal because the
 // prompt exceeds the context window wraps agent.ErrContextLength. Errors
 // never contain the API key.
+//
+// Tool-call arguments are untrusted text and travel raw: what a model sent
+// (even malformed JSON) is returned unchanged for the registry to judge, and
+// replayed unchanged to OpenAI-compatible servers. The Anthropic API needs
+// a JSON object as tool_use input, so recorded arguments that are not one
+// are replayed as {"_raw": "<the text>"}.
 package provider
 
 import (

@@ -25,6 +25,8 @@ type reply struct {
 	fixture string
 	// block holds the answer until the client gives up (slow server).
 	block bool
+	// hangup closes the connection without answering.
+	hangup bool
 }
 
 // recorded is one request the fake API received.
@@ -69,6 +71,15 @@ func (f *fakeAPI) serve(w http.ResponseWriter, r *http.Request) {
 	f.replies = f.replies[1:]
 	f.mu.Unlock()
 
+	if rep.hangup {
+		conn, _, err := http.NewResponseController(w).Hijack()
+		if err != nil {
+			f.t.Errorf("fake API: hijack: %v", err)
+			return
+		}
+		_ = conn.Close()
+		return
+	}
 	if rep.block {
 		select {
 		case <-r.Context().Done():

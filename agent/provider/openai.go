@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/url"
 	"strings"
+	"sync/atomic"
 
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
@@ -29,6 +30,9 @@ type OpenAI struct {
 	// max_completion_tokens; many compatible servers only know max_tokens.
 	maxCompletionTokens bool
 	retry               *retrier
+	// autoID numbers the tool calls a server sent without an id, so the
+	// generated ids (call_1, call_2...) stay unique over the whole run.
+	autoID atomic.Int64
 }
 
 // NewOpenAI returns the OpenAI-compatible adapter for cfg. cfg.APIKey and
@@ -97,7 +101,7 @@ func (m *OpenAI) Sample(ctx context.Context, req agent.Request) (agent.Output, e
 	if err != nil {
 		return agent.Output{}, redactErr(fmt.Errorf("openai chat completion: %w", err), m.apiKey)
 	}
-	out, err := openAIOutput(resp)
+	out, err := openAIOutput(resp, &m.autoID)
 	if err != nil {
 		return agent.Output{}, fmt.Errorf("openai chat completion: %w", err)
 	}
@@ -214,7 +218,7 @@ func schemaMap(spec agent.ToolSpec) (map[string]any, error) {
 }
 
 // openAIOutput maps the first choice of a completion onto agent.Output.
-func openAIOutput(resp *openai.ChatCompletion) (agent.Output, error) {
+func openAIOutput(resp *openai.ChatCompletion, autoID *atomic.Int64) (agent.Output, error) {
 	if len(resp.Choices) == 0 {
 		return agent.Output{}, errors.New("response has no choices")
 	}
@@ -223,14 +227,14 @@ func openAIOutput(resp *openai.ChatCompletion) (agent.Output, error) {
 	if out.Message == "" && msg.Refusal != "" {
 		out.Message = msg.Refusal
 	}
-	for i, tc := range msg.ToolCalls {
+	for _, tc := range msg.ToolCalls {
 		if tc.Type != "" && tc.Type != "function" {
 			continue // custom tools are never offered
 		}
 		id := tc.ID
 		if id == "" {
 			// Some local servers omit ids; the tool result must still pair.
-			id = fmt.Sprintf("call_%d", i+1)
+			id = fmt.Sprintf("call_%d", autoID.Add(1))
 		}
 		out.ToolCalls = append(out.ToolCalls, agent.ToolCall{
 			ID:        id,

@@ -95,7 +95,7 @@ func TestOpenAIResponses(t *testing.T) {
 			wantMsg: "Let me look at the file.",
 			wantCalls: []agent.ToolCall{
 				{ID: "call_bad", Name: "read_file", Arguments: json.RawMessage(`{"path": "calc/add.go", "start_line": 1,`)},
-				{ID: "call_2", Name: "run_test", Arguments: json.RawMessage(`{}`)},
+				{ID: "call_1", Name: "run_test", Arguments: json.RawMessage(`{}`)},
 			},
 			wantUsage: agent.Usage{InputTokens: 900, OutputTokens: 30},
 			wantModel: "qwen2.5-coder-7b-instruct",
@@ -166,6 +166,23 @@ func TestOpenAIOfficialEndpointDefaults(t *testing.T) {
 	}
 	if got := f.requests()[0].header.Get("Authorization"); got != "Bearer "+canaryKey {
 		t.Errorf("key from OPENAI_API_KEY not sent: Authorization = %q", got)
+	}
+}
+
+func TestOpenAIGeneratedIDsStayUnique(t *testing.T) {
+	t.Parallel()
+	f := newFakeAPI(t, reply{fixture: "openai/malformed_arguments.json"}, reply{fixture: "openai/malformed_arguments.json"})
+	m := newTestOpenAI(t, f, Config{Model: "m"})
+	var ids []string
+	for range 2 {
+		out, err := m.Sample(t.Context(), sampleRequest())
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, out.ToolCalls[1].ID)
+	}
+	if ids[0] != "call_1" || ids[1] != "call_2" {
+		t.Errorf("generated ids = %v, want [call_1 call_2]", ids)
 	}
 }
 

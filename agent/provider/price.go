@@ -29,6 +29,7 @@ var prices = map[string]price{
 	"gpt-5-mini":        {in: 0.25, out: 2.00, cacheRead: 0.025, cacheWrite: 0.25},
 	"gpt-5-nano":        {in: 0.05, out: 0.40, cacheRead: 0.005, cacheWrite: 0.05},
 	"o3":                {in: 2.00, out: 8.00, cacheRead: 0.50, cacheWrite: 2.00},
+	"o3-mini":           {in: 1.10, out: 4.40, cacheRead: 0.55, cacheWrite: 1.10},
 	"o4-mini":           {in: 1.10, out: 4.40, cacheRead: 0.275, cacheWrite: 1.10},
 	"claude-opus-4":     {in: 15.00, out: 75.00, cacheRead: 1.50, cacheWrite: 18.75},
 	"claude-opus-4-5":   {in: 5.00, out: 25.00, cacheRead: 0.50, cacheWrite: 6.25},
