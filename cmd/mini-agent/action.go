@@ -247,24 +247,20 @@ func botList(bots []string) string {
 
 func (a *actionRun) loadConfig(ctx context.Context, defaultBranch string) (*config.Loaded, error) {
 	if a.gh == nil {
-		return nil, errors.New("github-token is empty (and GITHUB_TOKEN is not set): mini-agent needs it to read the policy file and publish")
+		return nil, errNoToken
 	}
-	return config.Load(ctx, a.gh, a.job0Owner(), a.job0Repo(), defaultBranch, a.in.Config)
+	owner, repo, _ := strings.Cut(a.env.Getenv("GITHUB_REPOSITORY"), "/")
+	return config.Load(ctx, a.gh, owner, repo, defaultBranch, a.in.Config)
 }
 
-func (a *actionRun) job0Owner() string {
-	o, _, _ := strings.Cut(a.env.Getenv("GITHUB_REPOSITORY"), "/")
-	return o
-}
+// errNoToken: the event needs the API and no token was given.
+var errNoToken = errors.New("github-token is empty (and GITHUB_TOKEN is not set): mini-agent needs it to read the policy file and publish")
 
-func (a *actionRun) job0Repo() string {
-	_, r, _ := strings.Cut(a.env.Getenv("GITHUB_REPOSITORY"), "/")
-	return r
-}
-
+// isConfigError reports errors the maintainer fixes in the workflow or the
+// policy file (exit 2), as opposed to GitHub failing (exit 4).
 func isConfigError(err error) bool {
 	var ce *config.Error
-	return errors.As(err, &ce)
+	return errors.As(err, &ce) || errors.Is(err, errNoToken)
 }
 
 // event reads the triggering event from GITHUB_EVENT_NAME / _PATH.
