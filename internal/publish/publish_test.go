@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/google/go-github/v62/github"
+	"github.com/org/mini-agent/ghapi"
 	"github.com/org/mini-agent/ghapi/ghtest"
 	"github.com/org/mini-agent/internal/bundle"
 	"github.com/org/mini-agent/internal/config"
@@ -409,5 +410,43 @@ func closePR(t *testing.T, f *fixture, n int) {
 	_, _, err := f.gh.GitHub().PullRequests.Edit(t.Context(), "octo-org", "hello-world", n, &github.PullRequest{State: &closed})
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+func TestPrecheckAndAnnotate(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	job := f.job(route.WritePropose)
+	job.RunURL, job.Workflow = "https://github.com/octo-org/hello-world/actions/runs/1", "CI"
+	job.FailedJobs = []ghapi.Job{{Name: "test"}, {Name: "race"}, {Name: "test"}}
+	b := makeBundle(t, f.head, theFix)
+	publish.Annotate(b, job)
+	if b.Extra.Job != "race, test" || b.Extra.Workflow != "CI" || b.Extra.Policy != "propose" || b.Extra.RunURL != job.RunURL || b.Branch != "feature/parser" {
+		t.Errorf("Extra = %+v, branch %q", b.Extra, b.Branch)
+	}
+	stub := &bundle.Bundle{Signature: b.Signature, BaseSHA: f.head, Extra: b.Extra}
+	if res, err := publish.Precheck(t.Context(), f.gh, job, config.Default(), stub); res != nil || err != nil {
+		t.Fatalf("fresh failure: %+v, %v", res, err)
+	}
+	res, err := publish.Publish(t.Context(), f.gh, publish.Request{Bundle: b, Job: job, Config: config.Default()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res, err := publish.Precheck(t.Context(), f.gh, job, config.Default(), stub); res != nil || err != nil {
+		t.Errorf("open PR (a rerun updates it): %+v, %v", res, err)
+	}
+	closePR(t, f, res.PRNumber)
+	before := len(f.s.Requests())
+	got, err := publish.Precheck(t.Context(), f.gh, job, config.Default(), stub)
+	if err != nil || got == nil || got.Status != publish.StatusSkipped || !strings.Contains(got.Reason, "closed without merging") {
+		t.Errorf("closed PR: %+v, %v", got, err)
+	}
+	for _, r := range f.s.Requests()[before:] {
+		if r.Method != "GET" {
+			t.Errorf("Precheck wrote: %s %s", r.Method, r.Path)
+		}
+	}
+	if res, _ := publish.Precheck(t.Context(), f.gh, f.job(route.WritePush), config.Default(), stub); res != nil {
+		t.Errorf("push policy pre-checked: %+v", res)
 	}
 }
