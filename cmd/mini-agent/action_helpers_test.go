@@ -3,21 +3,16 @@ package main
 import (
 	"bytes"
 	"encoding/json"
-	"io"
-	"net/http"
-	"net/http/httptest"
-	"net/http/httputil"
-	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/org/mini-agent/ghapi/ghtest"
 	"github.com/org/mini-agent/internal/demo"
+	"github.com/org/mini-agent/internal/shaproxy"
 )
 
 const (
@@ -26,84 +21,11 @@ const (
 	testRepo   = "octo-org/shop"
 )
 
-// shaProxy sits between the action and ghtest. The fake names commits with
-// its own hashes, the workspace with git's; the proxy translates the pairs
-// it is told about, both ways, so the action sees one consistent history
-// (as on GitHub, where the checkout and the API share SHAs).
-type shaProxy struct {
-	URL   string
-	mu    sync.Mutex
-	pairs [][2]string // local (git), fake (ghtest)
-}
-
-func newSHAProxy(t *testing.T, target string) *shaProxy {
-	t.Helper()
-	u, err := url.Parse(target)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := &shaProxy{}
-	rp := &httputil.ReverseProxy{}
-	rp.Rewrite = func(pr *httputil.ProxyRequest) {
-		pr.SetURL(u)
-		pr.Out.Host = pr.In.Host // pagination links must point back at the proxy
-		r := pr.Out
-		r.URL.Path = p.toFake(r.URL.Path)
-		r.URL.RawPath = ""
-		r.URL.RawQuery = p.toFake(r.URL.RawQuery)
-		if r.Body != nil {
-			b, _ := io.ReadAll(r.Body)
-			b = []byte(p.toFake(string(b)))
-			r.Body, r.ContentLength = io.NopCloser(bytes.NewReader(b)), int64(len(b))
-			r.Header.Set("Content-Length", strconv.Itoa(len(b)))
-		}
-	}
-	rp.ModifyResponse = func(resp *http.Response) error {
-		b, err := io.ReadAll(resp.Body)
-		if err != nil {
-			return err
-		}
-		resp.Body.Close()
-		b = []byte(p.toLocal(string(b)))
-		resp.Body, resp.ContentLength = io.NopCloser(bytes.NewReader(b)), int64(len(b))
-		resp.Header.Set("Content-Length", strconv.Itoa(len(b)))
-		return nil
-	}
-	srv := httptest.NewServer(rp)
-	t.Cleanup(srv.Close)
-	p.URL = srv.URL + "/"
-	return p
-}
-
-func (p *shaProxy) alias(local, fake string) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.pairs = append(p.pairs, [2]string{local, fake})
-}
-
-func (p *shaProxy) toFake(s string) string {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	for _, pr := range p.pairs {
-		s = strings.ReplaceAll(s, pr[0], pr[1])
-	}
-	return s
-}
-
-func (p *shaProxy) toLocal(s string) string {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	for _, pr := range p.pairs {
-		s = strings.ReplaceAll(s, pr[1], pr[0])
-	}
-	return s
-}
-
 // scene is a repository with the demo's bug: a local checkout (real git, a
 // real Go module whose test fails) and the same content in the fake GitHub.
 type scene struct {
 	s       *ghtest.Server
-	proxy   *shaProxy
+	proxy   *shaproxy.Proxy
 	ws      string // the checkout (GITHUB_WORKSPACE)
 	head    string // git's SHA of the checkout's HEAD
 	fake    string // ghtest's SHA of the same commit
@@ -135,8 +57,8 @@ func newScene(t *testing.T, policy string) *scene {
 	}
 	sc.s = ghtest.NewServer(t, testToken)
 	sc.fake = sc.s.AddRepo(testRepo, "main", files)
-	sc.proxy = newSHAProxy(t, sc.s.URL)
-	sc.proxy.alias(sc.head, sc.fake)
+	sc.proxy = shaproxy.New(t, sc.s.URL)
+	sc.proxy.Alias(sc.head, sc.fake)
 	sc.script = filepath.Join(sc.tmp, "trajectory.jsonl")
 	writeFile(t, sc.script, string(demo.Trajectory))
 	return sc

@@ -127,7 +127,7 @@ func prScene(t *testing.T, policy string, labels ...string) (*scene, int) {
 	git(t, sc.ws, "add", "-A")
 	git(t, sc.ws, "-c", "user.name=t", "-c", "user.email=t@example.invalid", "commit", "-q", "-m", "notes")
 	sc.head, sc.fake = strings.TrimSpace(git(t, sc.ws, "rev-parse", "HEAD")), fake
-	sc.proxy.alias(sc.head, sc.fake)
+	sc.proxy.Alias(sc.head, sc.fake)
 	n := sc.s.AddPR(testRepo, ghtest.PR{Title: "Cart totals", Head: "feature", Base: "main", Labels: labels})
 	return sc, n
 }
