@@ -278,6 +278,9 @@ func applyHunks(path string, data []byte, hunks []*Hunk) ([]byte, []diffOp, *Err
 		default:
 			pos, lv, cands, fallback := locate(t, old, from, h)
 			switch {
+			case len(cands) == 0 && len(perr.Problems) >= maxProblems:
+				perr.Problems = append(perr.Problems, describe(path, k, len(hunks))+" does not match the file.")
+				continue
 			case len(cands) == 0:
 				perr.Problems = append(perr.Problems, t.mismatch(path, k, len(hunks), h, old))
 				continue
@@ -319,7 +322,7 @@ func applyHunks(path string, data []byte, hunks []*Hunk) ([]byte, []diffOp, *Err
 		}
 	}
 	out := build(t.lines, edits)
-	fixEOL(out, t.lines, locs)
+	out = fixEOL(out, t.lines, locs)
 	var b strings.Builder
 	for _, l := range out {
 		b.WriteString(l.b)
@@ -423,9 +426,9 @@ func build(old []fileLine, edits []edit) []newLine {
 // fixEOL gives every line but the last a line ending and decides the last
 // one: explicit "\ No newline" markers of the hunk that reaches the end of
 // the file win; otherwise the file keeps its final-newline state.
-func fixEOL(out []newLine, old []fileLine, locs []*located) {
+func fixEOL(out []newLine, old []fileLine, locs []*located) []newLine {
 	if len(out) == 0 {
-		return
+		return out
 	}
 	eol := dominantEOL(old)
 	for i := range out[:len(out)-1] {
@@ -446,5 +449,10 @@ func fixEOL(out []newLine, old []fileLine, locs []*located) {
 		*last = newLine{last.b + eol, -1}
 	case !want && has:
 		*last = newLine{strings.TrimSuffix(strings.TrimSuffix(last.b, "\n"), "\r"), -1}
+		if last.b == "" {
+			// An empty last line without a newline is no line at all.
+			out = out[:len(out)-1]
+		}
 	}
+	return out
 }

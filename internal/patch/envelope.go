@@ -63,6 +63,7 @@ func parseEnvelope(lines []string) (*Patch, error) {
 			switch {
 			case cur != nil && cur.Op == OpUpdate && (strings.HasPrefix(l, "@@") || (l != "" && strings.ContainsRune(" -+", rune(l[0])))):
 				h := &Hunk{}
+				start := i
 				for ; i < len(lines) && strings.HasPrefix(lines[i], "@@"); i++ {
 					start, hint := parseHunkHeader(lines[i])
 					if h.OldStart == 0 {
@@ -75,6 +76,9 @@ func parseEnvelope(lines []string) (*Patch, error) {
 				i = parseBody(lines, i, h, true)
 				if len(h.Lines) > 0 {
 					cur.Hunks = append(cur.Hunks, h)
+				}
+				if i == start {
+					i++ // a line that looks like a body but ends one: skip it
 				}
 			case cur != nil && cur.Op == OpCreate:
 				h, next, err := parseAddBody(lines, i, cur.Path)

@@ -91,49 +91,117 @@ func asciiPunct(s string) string {
 	return s
 }
 
-// target is a file being matched, with its lines normalized lazily per level.
+// maxMatches caps the places a hunk may match: past it the hunk is
+// ambiguous anyway, and the cap bounds the verification work.
+const maxMatches = 1000
+
+// target is a file being matched, with its lines normalized and hashed
+// lazily per level.
 type target struct {
-	lines []fileLine
-	norm  [numLevels][]string
+	lines  []fileLine
+	norm   [numLevels][]string
+	hashes [numLevels][]uint64
+	index  [numLevels]map[uint64][]int // line hash -> line numbers
 }
 
 func (t *target) level(lv int) []string {
 	if t.norm[lv] == nil {
 		n := make([]string, len(t.lines))
+		h := make([]uint64, len(t.lines))
 		for i, l := range t.lines {
 			n[i] = normalize(l.Text, lv)
+			h[i] = lineHash(n[i])
 		}
-		t.norm[lv] = n
+		idx := make(map[uint64][]int)
+		for i, x := range h {
+			idx[x] = append(idx[x], i)
+		}
+		t.norm[lv], t.hashes[lv], t.index[lv] = n, h, idx
 	}
 	return t.norm[lv]
 }
 
-// find returns the positions p >= from where pat matches at level lv.
+// lineHash is FNV-1a; any decent spread will do, matches are verified.
+func lineHash(s string) uint64 {
+	h := uint64(14695981039346656037)
+	for i := 0; i < len(s); i++ {
+		h ^= uint64(s[i])
+		h *= 1099511628211
+	}
+	return h
+}
+
+const rollBase = 0x9E3779B97F4A7C15 // odd multiplier for the rolling hash
+
+// find returns the positions p >= from where pat matches at level lv (at
+// most maxMatches of them). A rolling hash over line hashes keeps it linear
+// in the file size; every hash hit is verified line by line.
 func (t *target) find(pat []string, lv, from int, atEOF bool) []int {
 	lines := t.level(lv)
-	np := make([]string, len(pat))
+	hs := t.hashes[lv]
+	m := len(pat)
+	np := make([]string, m)
+	var want, pow uint64 = 0, 1
 	for i, s := range pat {
 		np[i] = normalize(s, lv)
+		want = want*rollBase + lineHash(np[i])
+		if i > 0 {
+			pow *= rollBase
+		}
 	}
-	var out []int
-	last := len(lines) - len(np)
+	last := len(lines) - m
 	first := max(from, 0)
 	if atEOF {
 		first = max(first, last)
 	}
-	for p := first; p <= last; p++ {
-		ok := true
-		for j := range np {
-			if lines[p+j] != np[j] {
-				ok = false
-				break
-			}
-		}
-		if ok {
-			out = append(out, p)
+	if m == 0 || first > last {
+		return nil
+	}
+	// Anchor on the pattern's rarest line when that is cheaper than a scan.
+	rare, occ := 0, -1
+	for j := range np {
+		if n := len(t.index[lv][lineHash(np[j])]); occ < 0 || n < occ {
+			rare, occ = j, n
 		}
 	}
-	return out
+	if occ*m <= len(lines) {
+		var out []int
+		for _, i := range t.index[lv][lineHash(np[rare])] {
+			if p := i - rare; p >= first && p <= last && equalAt(lines, np, p) {
+				out = append(out, p)
+				if len(out) == maxMatches {
+					break
+				}
+			}
+		}
+		return out
+	}
+	var h uint64
+	for j := 0; j < m; j++ {
+		h = h*rollBase + hs[first+j]
+	}
+	var out []int
+	for p := first; ; p++ {
+		if h == want && equalAt(lines, np, p) {
+			out = append(out, p)
+			if len(out) == maxMatches {
+				return out
+			}
+		}
+		if p == last {
+			return out
+		}
+		h = (h-hs[p]*pow)*rollBase + hs[p+m]
+	}
+}
+
+func equalAt(lines, pat []string, p int) bool {
+	for j := range pat {
+		if lines[p+j] != pat[j] {
+			return false
+		}
+	}
+	return true
 }
 
 // hintMatch reports whether a file line is the scope line a hint names:
@@ -153,18 +221,24 @@ func (t *target) byHints(cands []int, hints []string) []int {
 	}
 	var kept []int
 	for ci, c := range cands {
+		// Hints above the previous candidate cannot make this one unique,
+		// so the upward walk stops there; this keeps the work linear.
+		floor := 0
+		if ci > 0 {
+			floor = cands[ci-1] + 1
+		}
 		at := c + 1 // the hunk's own first line may be the scope line
 		found := true
 		for k := len(hints) - 1; k >= 0 && found; k-- {
 			found = false
-			for at--; at >= 0; at-- {
+			for at--; at >= floor; at-- {
 				if hintMatch(t.lines[at].Text, hints[k]) {
 					found = true
 					break
 				}
 			}
 		}
-		if found && (ci == 0 || cands[ci-1] < at) {
+		if found {
 			kept = append(kept, c)
 		}
 	}

@@ -66,6 +66,10 @@ func ambiguous(path string, k, total int, cands []int, how string) string {
 		}
 		nums = append(nums, fmt.Sprint(c+1))
 	}
-	return fmt.Sprintf("%s matches the file (%s) at %d places, starting at lines %s, so it is ambiguous. Add unchanged lines before or after the change until the hunk matches exactly one place, or start it with an '@@' line naming the enclosing function or class.",
-		describe(path, k, total), how, len(cands), strings.Join(nums, ", "))
+	count := fmt.Sprint(len(cands))
+	if len(cands) >= maxMatches {
+		count = "at least " + count
+	}
+	return fmt.Sprintf("%s matches the file (%s) at %s places, starting at lines %s, so it is ambiguous. Add unchanged lines before or after the change until the hunk matches exactly one place, or start it with an '@@' line naming the enclosing function or class.",
+		describe(path, k, total), how, count, strings.Join(nums, ", "))
 }

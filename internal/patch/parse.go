@@ -6,6 +6,8 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 )
 
 // Parse reads a patch in either accepted form. It is lenient about the
@@ -15,11 +17,14 @@ func Parse(text string) (*Patch, error) {
 	if len(text) > MaxPatchBytes {
 		return nil, errorf(KindInvalid, "the patch is %d bytes; the limit is %d. Split it into several smaller patches.", len(text), MaxPatchBytes)
 	}
-	text = strings.ReplaceAll(text, "\r\n", "\n")
-	text = strings.TrimSuffix(text, "\r")
 	lines := strings.Split(text, "\n")
 	if len(lines) > 0 && lines[len(lines)-1] == "" {
 		lines = lines[:len(lines)-1]
+	}
+	// CRLF (even doubled by a transport) is a line ending, never content:
+	// added lines take the target file's own line ending.
+	for i, l := range lines {
+		lines[i] = strings.TrimRight(l, "\r")
 	}
 	lines = stripFences(lines)
 
@@ -40,6 +45,13 @@ func Parse(text string) (*Patch, error) {
 	}
 	if len(p.Files) > MaxFiles {
 		return nil, errorf(KindInvalid, "the patch touches %d files; the limit is %d", len(p.Files), MaxFiles)
+	}
+	hunks := 0
+	for _, f := range p.Files {
+		hunks += len(f.Hunks)
+	}
+	if hunks > MaxHunks {
+		return nil, errorf(KindInvalid, "the patch has %d hunks; the limit is %d. Split it into several patches.", hunks, MaxHunks)
 	}
 	return p, nil
 }
@@ -79,14 +91,20 @@ func cleanPath(p string) (string, error) {
 	if p == "" {
 		return "", errorf(KindInvalid, "a file section has an empty path")
 	}
-	if strings.ContainsRune(p, 0) {
-		return "", errorf(KindUnsafePath, "path %q contains a NUL byte", orig)
+	if !utf8.ValidString(p) || strings.ContainsFunc(p, unicode.IsControl) {
+		return "", errorf(KindInvalid, "path %q has control characters or is not valid UTF-8", orig)
 	}
 	p = strings.ReplaceAll(p, "\\", "/")
 	if strings.HasPrefix(p, "/") || (len(p) > 1 && p[1] == ':') {
 		return "", errorf(KindUnsafePath, "path %q is absolute; use a path relative to the workspace root", orig)
 	}
+	if strings.HasSuffix(p, "/") {
+		return "", errorf(KindInvalid, "path %q names a directory, not a file", orig)
+	}
 	for _, seg := range strings.Split(p, "/") {
+		if seg != strings.TrimSpace(seg) {
+			return "", errorf(KindInvalid, "path %q has a name starting or ending with a space", orig)
+		}
 		if seg == ".." {
 			return "", errorf(KindUnsafePath, "path %q uses '..'; use a path inside the workspace", orig)
 		}
@@ -290,8 +308,11 @@ func parseUnified(lines []string) (*Patch, error) {
 		case cur != nil && cur.headerDone && len(cur.fp.Hunks) == 0 && l != "" && strings.ContainsRune(" -+", rune(l[0])):
 			// Hunk lines right after the file header, without an "@@" line.
 			h := &Hunk{}
-			i = parseBody(lines, i, h, false)
-			cur.fp.Hunks = append(cur.fp.Hunks, h)
+			next := parseBody(lines, i, h, false)
+			if len(h.Lines) > 0 {
+				cur.fp.Hunks = append(cur.fp.Hunks, h)
+			}
+			i = max(next, i+1)
 		default:
 			i++ // text outside file sections is ignored, as git does
 		}

@@ -18,7 +18,9 @@ const (
 	// MaxPatchBytes bounds the patch text.
 	MaxPatchBytes = 4 << 20
 	// MaxFileBytes bounds a file the patch reads or writes.
-	MaxFileBytes = 16 << 20
+	MaxFileBytes = 8 << 20
+	// MaxHunks bounds the hunks of one patch; each costs a scan of its file.
+	MaxHunks = 2000
 	// MaxFiles bounds the number of file sections in one patch.
 	MaxFiles = 500
 	// maxProblems bounds how many problems one error reports in detail.
