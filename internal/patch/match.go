@@ -346,5 +346,49 @@ func (t *target) nearest(pat []string) (start, score int) {
 			start, score = s, v
 		}
 	}
-	return start, score
+	if score > 0 {
+		return start, score
+	}
+	// No line is equal: anchor on the file line most similar to one of the
+	// hunk's first lines (a stale view usually differs by a few characters).
+	best := 0.0
+	for j, s := range pat[:min(len(pat), nearestProbe)] {
+		n := normalize(s, levelUnicode)
+		if n == "" {
+			continue
+		}
+		for i, l := range lines {
+			if sim := similarity(n, l); sim > best {
+				best, start = sim, i-j
+			}
+		}
+	}
+	if best < minSimilarity {
+		return -1, 0
+	}
+	return start, 0
+}
+
+// Tuning of the similarity fallback of nearest.
+const (
+	nearestProbe  = 5
+	minSimilarity = 0.5
+)
+
+// similarity is the share of the longer string covered by the common
+// prefix and suffix of a and b: cheap, and good at "one token changed".
+func similarity(a, b string) float64 {
+	if a == "" || b == "" {
+		return 0
+	}
+	n := min(len(a), len(b))
+	p := 0
+	for p < n && a[p] == b[p] {
+		p++
+	}
+	s := 0
+	for s < n-p && a[len(a)-1-s] == b[len(b)-1-s] {
+		s++
+	}
+	return float64(p+s) / float64(max(len(a), len(b)))
 }

@@ -38,13 +38,16 @@ func (t *target) mismatch(path string, k, total int, h *Hunk, old []string) stri
 		fmt.Fprintf(&b, "    %s\n", clip(s))
 	}
 	start, score := t.nearest(old)
-	if score == 0 && h.OldStart > 0 && h.OldStart <= int64(len(t.lines)) {
+	switch {
+	case score == 0 && start >= 0:
+		fmt.Fprintf(&b, "No line matches exactly; the most similar region of the file is around line %d:\n", max(start, 0)+1)
+	case score == 0 && h.OldStart > 0 && h.OldStart <= int64(len(t.lines)):
 		start = int(h.OldStart) - 1
 		fmt.Fprintf(&b, "None of these lines occur in the file. Around line %d (from the hunk header) the file has:\n", h.OldStart)
-	} else if score == 0 {
+	case score == 0:
 		b.WriteString("None of these lines occur in the file.")
 		return b.String() + " Read the file again (read_file) and copy the context and '-' lines from its current content."
-	} else {
+	default:
 		from, to := max(start, 0)+1, min(start+len(old), len(t.lines))
 		fmt.Fprintf(&b, "The closest region of the file is lines %d-%d (%d of %d lines match):\n", from, to, score, len(old))
 	}
