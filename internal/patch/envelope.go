@@ -73,7 +73,10 @@ func parseEnvelope(lines []string) (*Patch, error) {
 						h.Hints = append(h.Hints, hint)
 					}
 				}
-				i = parseBody(lines, i, h, true)
+				var err error
+				if i, err = parseBody(lines, i, h, true); err != nil {
+					return nil, err
+				}
 				if len(h.Lines) > 0 {
 					cur.Hunks = append(cur.Hunks, h)
 				}

@@ -181,8 +181,10 @@ func bodyStop(lines []string, i int, envelope bool) bool {
 var gitVersion = regexp.MustCompile(`^\d+\.\d+`)
 
 // parseBody reads hunk lines from lines[i:] into h and returns the index of
-// the first line after the body.
-func parseBody(lines []string, i int, h *Hunk, envelope bool) int {
+// the first line after the body. A line without a hunk prefix ends the
+// body; if more hunk lines follow it, the line was most likely a hunk line
+// that lost its prefix, and guessing could drop a change, so it is an error.
+func parseBody(lines []string, i int, h *Hunk, envelope bool) (int, error) {
 loop:
 	for ; i < len(lines); i++ {
 		l := lines[i]
@@ -202,6 +204,9 @@ loop:
 		case l[0] == '\\':
 			markNoEOL(h)
 		default:
+			if j := nextBodyLine(lines, i, envelope); j >= 0 {
+				return i, errorf(KindInvalid, "line %q is not a hunk line (hunk lines start with ' ', '-' or '+'), yet hunk lines follow it (%q). Prefix it with a space if it is unchanged, '-' if removed, '+' if added.", clip(l), clip(lines[j]))
+			}
 			break loop
 		}
 	}
@@ -214,7 +219,22 @@ loop:
 			h.Lines[k].Kind = ' '
 		}
 	}
-	return i
+	return i, nil
+}
+
+// nextBodyLine looks past the stray text starting at lines[i]: it returns
+// the index of a hunk line that follows before any header, or -1.
+func nextBodyLine(lines []string, i int, envelope bool) int {
+	for j := i; j < len(lines); j++ {
+		l := lines[j]
+		switch {
+		case bodyStop(lines, j, envelope), envelope && isEndOfFile(l), strings.HasPrefix(l, "```"):
+			return -1
+		case l != "" && (l[0] == ' ' || l[0] == '-' || l[0] == '+'):
+			return j
+		}
+	}
+	return -1
 }
 
 // markNoEOL records a "\ No newline at end of file" after the last line.

@@ -74,7 +74,10 @@ func parseUnified(lines []string) (*Patch, error) {
 			if hint != "" {
 				h.Hints = []string{hint}
 			}
-			i = parseBody(lines, i+1, h, false)
+			var err error
+			if i, err = parseBody(lines, i+1, h, false); err != nil {
+				return nil, err
+			}
 			if len(h.Lines) > 0 {
 				cur.fp.Hunks = append(cur.fp.Hunks, h)
 			}
@@ -83,7 +86,10 @@ func parseUnified(lines []string) (*Patch, error) {
 		case cur != nil && cur.headerDone && len(cur.fp.Hunks) == 0 && l != "" && strings.ContainsRune(" -+", rune(l[0])):
 			// Hunk lines right after the file header, without an "@@" line.
 			h := &Hunk{}
-			next := parseBody(lines, i, h, false)
+			next, err := parseBody(lines, i, h, false)
+			if err != nil {
+				return nil, err
+			}
 			if len(h.Lines) > 0 {
 				cur.fp.Hunks = append(cur.fp.Hunks, h)
 			}
