@@ -183,6 +183,9 @@ func (r *ReadFile) openRunLog(p string) (*os.File, *agent.Result) {
 	if !fi.Mode().IsRegular() {
 		return fail(agent.CodeDenied, fmt.Sprintf("%q is not a regular file", p))
 	}
+	if fi.Size() > readMaxRunLogBytes {
+		return fail(agent.CodeInvalidArgument, fmt.Sprintf("%q is %s, over the %s limit for run logs", p, byteSize(fi.Size()), byteSize(readMaxRunLogBytes)))
+	}
 	f, err := root.Open(name)
 	if err != nil {
 		return fail(agent.CodeNotFound, fmt.Sprintf("%q: %v", p, err))

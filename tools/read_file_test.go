@@ -70,6 +70,15 @@ func readFixture(t *testing.T) (*Workspace, string) {
 	ws := fxWorkspace(t, dir)
 	fxWrite(t, ws.RunsDir(), map[string]string{"3.log": numbered(5), "12.log": "twelve\n"})
 	fxSymlink(t, ws.RunsDir(), filepath.Join(base, "outside", "secret.txt"), "5.log")
+	huge, err := os.Create(filepath.Join(ws.RunsDir(), "9.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	huge.WriteString("text\n")
+	if err := huge.Truncate(readMaxRunLogBytes + 1); err != nil { // sparse
+		t.Fatal(err)
+	}
+	huge.Close()
 	return ws, base
 }
 
@@ -153,8 +162,9 @@ func TestReadFile(t *testing.T) {
 		{name: "run log window", args: `{"path":"@runs/3.log","start_line":4}`, exact: "   4\tline 4\n   5\tline 5\n[lines 4-5 of 5; end of file]\n"},
 		{name: "run log leading zero", args: `{"path":"@runs/012.log"}`, exact: "   1\ttwelve\n"},
 		{name: "run log missing", args: `{"path":"@runs/7.log"}`, code: agent.CodeNotFound,
-			has: []string{"no saved output of run_test call 7", "@runs/3.log, @runs/12.log"}, hasNot: []string{"WORKSPACE FILE"}},
+			has: []string{"no saved output of run_test call 7", "@runs/3.log, @runs/9.log, @runs/12.log"}, hasNot: []string{"WORKSPACE FILE"}},
 		{name: "run log symlink", args: `{"path":"@runs/5.log"}`, code: agent.CodeDenied, hasNot: []string{"TOP SECRET"}},
+		{name: "run log too large", args: `{"path":"@runs/9.log"}`, code: agent.CodeInvalidArgument, has: []string{"over the 64 MiB limit"}},
 		{name: "runs traversal", args: `{"path":"@runs/../outside/secret.txt"}`, code: agent.CodeDenied, hasNot: []string{"TOP SECRET"}},
 		{name: "runs dotdot after log", args: `{"path":"@runs/1.log/.."}`, code: agent.CodeDenied},
 		{name: "runs trailing slash", args: `{"path":"@runs/3.log/"}`, code: agent.CodeDenied},
@@ -249,6 +259,28 @@ func TestReadFileAnswerBoundContinues(t *testing.T) {
 	}
 	if seen != 2000 {
 		t.Errorf("saw %d lines, want 2000", seen)
+	}
+}
+
+// TestRenderFileLimit covers a file that grows past its cap after the
+// size check: the streamed byte count catches it.
+func TestRenderFileLimit(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	fxWrite(t, dir, map[string]string{"f.txt": numbered(50)})
+	for _, c := range []struct {
+		limit int64
+		fail  bool
+	}{{100, true}, {int64(len(numbered(50))), false}} {
+		f, err := os.Open(filepath.Join(dir, "f.txt"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := renderFile(context.Background(), f, "f.txt", lineWindow{start: 1, end: 400}, c.limit)
+		f.Close()
+		if err != nil || res.IsError != c.fail {
+			t.Errorf("limit %d: %v %+v, want error result %v", c.limit, err, res, c.fail)
+		}
 	}
 }
 

@@ -235,8 +235,8 @@ func TestSuggest(t *testing.T) {
 		{path: "cmd/miniagent/main.go", wantFirst: "cmd/mini-agent/main.go"},
 		{path: "docs/guide/instal.md", wantFirst: "docs/guide/install.md"},
 		{path: "zzzzqqqq.xyz", wantFirst: ""},
-		{path: "out.go", wantOut: []string{"build/out.go"}},  // ignored
-		{path: "config", wantOut: []string{".git/config"}},   // never .git
+		{path: "out.go", wantOut: []string{"build/out.go"}}, // ignored
+		{path: "config", wantOut: []string{".git/config"}},  // never .git
 		{path: "util.go", wantIn: []string{"pkg0/util.go"}}, // 8 candidates, capped
 	}
 	for _, c := range cases {
