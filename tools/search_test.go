@@ -39,7 +39,7 @@ func searchFixture(t *testing.T) *Workspace {
 		"bin.dat":              "needle\x00binary\n",
 		"big.txt":              "needle\n" + strings.Repeat("filler line\n", searchMaxFileBytes/12+1),
 		"long.txt":             strings.Repeat("y", 1000) + " needle " + strings.Repeat("z", 1000) + "\n",
-		"zz_many/m.txt":           many.String(),
+		"zz_many/m.txt":        many.String(),
 		"crlf.txt":             "needle crlf\r\nnext\r\n",
 		"nested/.git/config":   "needle in a nested git dir\n",
 		"unicode.txt":          "Straße NEEDLE ſtraße \u212Aelvin\n",
