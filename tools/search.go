@@ -37,7 +37,7 @@ const searchSchema = `{
   "type": "object",
   "properties": {
     "query": {"type": "string", "description": "RE2 regular expression (Go syntax), matched against each line, e.g. \"func \\\\w+Handler\\\\(\" or \"(?i)timeout\"."},
-    "path": {"type": "string", "description": "Optional: a folder (\"internal/\"), a file, or a glob (\"**/*_test.go\"; a glob without \"/\" such as \"*.go\" matches file names in every folder)."},
+    "path": {"type": "string", "description": "Optional: a folder (\"internal/\"), a file, or a glob (\"**/*_test.go\", \"src/**/*.{ts,tsx}\"; a glob without \"/\" such as \"*.go\" matches file names in every folder)."},
     "max_results": {"type": "integer", "minimum": 1, "maximum": 500, "description": "Matching lines to show, default 50, at most 500."}
   },
   "required": ["query"],
@@ -103,17 +103,21 @@ func (s *Search) Execute(ctx context.Context, args json.RawMessage) (agent.Resul
 	if res != nil {
 		return *res, nil
 	}
-	files, err := s.ws.listFiles(ctx)
-	if err != nil {
-		if ctxErr := ctx.Err(); ctxErr != nil {
-			return agent.Result{}, ctxErr
+	// A file named explicitly is searched even if .gitignore excludes it.
+	kept := []string{filter.file}
+	if filter.file == "" {
+		files, err := s.ws.listFiles(ctx)
+		if err != nil {
+			if ctxErr := ctx.Err(); ctxErr != nil {
+				return agent.Result{}, ctxErr
+			}
+			return agent.Result{}, fmt.Errorf("search: %w", err)
 		}
-		return agent.Result{}, fmt.Errorf("search: %w", err)
-	}
-	kept := files[:0]
-	for _, f := range files {
-		if filter.match(f) {
-			kept = append(kept, f)
+		kept = files[:0]
+		for _, f := range files {
+			if filter.match(f) {
+				kept = append(kept, f)
+			}
 		}
 	}
 	out, err := s.ws.searchFiles(ctx, m, kept, limit)
@@ -123,13 +127,12 @@ func (s *Search) Execute(ctx context.Context, args json.RawMessage) (agent.Resul
 	return agent.Result{Text: out.render(p.Query, filter, limit)}, nil
 }
 
-// searchFilter restricts a search to a file, a folder or a glob.
+// searchFilter restricts a search to a file, a folder or globs.
 type searchFilter struct {
-	desc   string // for messages; empty when unrestricted
-	file   string // exactly this file
-	prefix string // files under this folder ("dir/")
-	glob   string // files matching this glob
-	base   bool   // glob is matched against the file name only
+	desc   string   // for messages; empty when unrestricted
+	file   string   // exactly this file
+	prefix string   // files under this folder ("dir/")
+	globs  []string // files matching one of these globs
 }
 
 func (f searchFilter) match(p string) bool {
@@ -138,12 +141,59 @@ func (f searchFilter) match(p string) bool {
 		return p == f.file
 	case f.prefix != "":
 		return strings.HasPrefix(p, f.prefix)
-	case f.base:
-		return glob.Match(f.glob, path.Base(p))
-	case f.glob != "":
-		return glob.Match(f.glob, p)
+	case f.globs != nil:
+		for _, g := range f.globs {
+			// A glob without a slash matches file names in every folder,
+			// as in .gitignore and rg -g.
+			name := p
+			if !strings.Contains(g, "/") {
+				name = path.Base(p)
+			}
+			if glob.Match(g, name) {
+				return true
+			}
+		}
+		return false
 	}
 	return true
+}
+
+// maxBraceGlobs caps the globs one {a,b} pattern expands to.
+const maxBraceGlobs = 64
+
+// expandBraces expands each {a,b,...} group of pattern (not nested), as
+// shells do for "**/*.{ts,tsx}".
+func expandBraces(pattern string) ([]string, error) {
+	open := strings.IndexByte(pattern, '{')
+	if open < 0 {
+		if strings.ContainsAny(pattern, "{}") {
+			return nil, errors.New("unbalanced braces")
+		}
+		return []string{pattern}, nil
+	}
+	end := strings.IndexByte(pattern[open:], '}')
+	if end < 0 {
+		return nil, errors.New("unbalanced braces")
+	}
+	end += open
+	inner := pattern[open+1 : end]
+	if strings.ContainsRune(inner, '{') {
+		return nil, errors.New("nested braces are not supported")
+	}
+	rest, err := expandBraces(pattern[end+1:])
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, alt := range strings.Split(inner, ",") {
+		for _, r := range rest {
+			out = append(out, pattern[:open]+alt+r)
+			if len(out) > maxBraceGlobs {
+				return nil, fmt.Errorf("more than %d alternatives", maxBraceGlobs)
+			}
+		}
+	}
+	return out, nil
 }
 
 func (s *Search) pathFilter(ctx context.Context, p string) (searchFilter, *agent.Result) {
@@ -158,20 +208,25 @@ func (s *Search) pathFilter(ctx context.Context, p string) (searchFilter, *agent
 	if p == "" || p == "." || p == "**" || p == "**/*" {
 		return searchFilter{}, nil
 	}
-	if strings.ContainsAny(p, "*?[") {
-		g := strings.TrimSuffix(p, "/")
-		if _, err := Clean(g); err != nil {
-			return fail(agent.CodeDenied, err.Error())
+	if strings.ContainsAny(p, "*?[{") {
+		globs, err := expandBraces(strings.TrimSuffix(p, "/"))
+		if err != nil {
+			return fail(agent.CodeInvalidArgument, fmt.Sprintf("path %q is not a valid glob: %v", p, err))
 		}
-		for _, seg := range strings.Split(g, "/") {
-			if _, err := path.Match(seg, ""); err != nil {
-				return fail(agent.CodeInvalidArgument, fmt.Sprintf("path %q is not a valid glob: %v", p, err))
+		for _, g := range globs {
+			if _, err := Clean(g); err != nil {
+				return fail(agent.CodeDenied, err.Error())
 			}
-			if strings.EqualFold(seg, ".git") {
-				return fail(agent.CodeDenied, fmt.Sprintf("%q: the .git directory is off limits", p))
+			for _, seg := range strings.Split(g, "/") {
+				if _, err := path.Match(seg, ""); err != nil {
+					return fail(agent.CodeInvalidArgument, fmt.Sprintf("path %q is not a valid glob: %v", p, err))
+				}
+				if strings.EqualFold(seg, ".git") {
+					return fail(agent.CodeDenied, fmt.Sprintf("%q: the .git directory is off limits", p))
+				}
 			}
 		}
-		return searchFilter{desc: p, glob: g, base: !strings.Contains(g, "/")}, nil
+		return searchFilter{desc: p, globs: globs}, nil
 	}
 	real, err := s.ws.Resolve(p)
 	switch {
@@ -505,7 +560,11 @@ func (o *searchOutcome) render(query string, f searchFilter, limit int) string {
 		if f.desc != "" {
 			where += fmt.Sprintf(" matching path %q", f.desc)
 		}
-		notes = append(notes, fmt.Sprintf("no matches for %q in %s", query, where))
+		msg := fmt.Sprintf("no matches for %q in %s", query, where)
+		if len(o.files) == 0 && f.prefix != "" {
+			msg += " (the folder holds no searchable file: all ignored by .gitignore?)"
+		}
+		notes = append(notes, msg)
 	} else if total > shown {
 		notes = append(notes, fmt.Sprintf("[%d more matches not shown: %d matching lines in %d files; narrow the query or path, or raise max_results (up to %d)]",
 			total-shown, total, filesWith, searchMaxResults))

@@ -9,28 +9,29 @@ import (
 
 // matcher finds the lines of a buffer that match a query, fast.
 //
-// Go's regexp engine is slow compared with a byte search, so the regexp runs
-// as little as possible:
-//   - when every match must contain a literal (the longest one is chosen
-//     from the parsed regexp), bytes.Index (or an ASCII case-folding scan)
-//     finds candidate lines and the regexp only confirms them — or nothing
-//     runs at all when the query is exactly that literal;
-//   - otherwise, when no match can cross a newline, the regexp runs once over
-//     the whole buffer in multi-line mode and each match names its line;
-//   - otherwise one whole-buffer check rejects files without a match and the
-//     remaining files are matched line by line.
+// Go's regexp engine has no DFA: over a whole file it falls back to a slow
+// NFA, while on one short line it uses a quicker backtracker. So the regexp
+// only ever runs on single lines, and as few as possible: when every match
+// must contain one of a few literals (chosen from the parsed regexp),
+// bytes.Index (or an ASCII case-folding scan) finds the candidate lines and
+// the regexp only confirms them — or nothing runs at all when the query is
+// exactly one literal. Without such literals every line is tried.
 type matcher struct {
 	line *regexp.Regexp // the query, applied to one line without its newline
-	buf  *regexp.Regexp // the query in (?m) mode; nil when \A or \z make that unsound
-	lit  []byte         // a literal every match contains (lower-case when fold)
-	fold bool           // lit is matched ignoring ASCII case
-	pure bool           // the query is exactly lit: a hit needs no confirmation
-	// crossNL is set when a match may span a newline, so a buf match does
-	// not name a single line.
-	crossNL bool
+	lits []literal      // every match contains one of these (fold ones in lower case)
+	pure bool           // the query is exactly lits[0]: a hit needs no confirmation
 	// never is set when every match would contain a newline: no line can match.
 	never bool
 }
+
+// Literal prefilter limits.
+const (
+	// minLiteralLen is the shortest literal worth a prefilter scan (a
+	// single-byte query is used as is).
+	minLiteralLen = 2
+	// maxLiterals caps an alternation's literal set.
+	maxLiterals = 16
+)
 
 // newMatcher compiles query (RE2 syntax). The error is regexp's own, for
 // the model to read.
@@ -40,25 +41,32 @@ func newMatcher(query string) (*matcher, error) {
 		return nil, err
 	}
 	m := &matcher{line: line}
-	re, err := syntax.Parse("(?m)"+query, syntax.Perl)
+	re, err := syntax.Parse(query, syntax.Perl)
 	if err != nil {
 		return nil, err // not reached: regexp.Compile accepted it
 	}
-	re = re.Simplify()
-	if !hasOp(re, syntax.OpBeginText, syntax.OpEndText) {
-		m.buf = regexp.MustCompile("(?m)" + query)
+	req := requiredLiterals(re.Simplify())
+	if len(req.lits) == 0 {
+		return m, nil
 	}
-	m.crossNL = canMatchNewline(re)
-	lit := requiredLiteral(re)
-	if bytes.IndexByte(lit.text, '\n') >= 0 {
+	allNL := true
+	for _, l := range req.lits {
+		allNL = allNL && bytes.IndexByte(l.text, '\n') >= 0
+	}
+	if allNL {
 		m.never = true
 		return m, nil
 	}
-	if len(lit.text) >= 2 || (len(lit.text) == 1 && lit.whole) {
-		m.lit, m.fold = lit.text, lit.fold
-		m.pure = lit.whole && !lit.fold
-		if m.fold {
-			m.lit = lowerASCII(m.lit)
+	if req.whole || req.score() >= minLiteralLen {
+		m.pure = req.whole
+		for _, l := range req.lits {
+			if bytes.IndexByte(l.text, '\n') >= 0 {
+				continue // cannot occur within a line
+			}
+			if l.fold {
+				l.text = lowerASCII(l.text)
+			}
+			m.lits = append(m.lits, l)
 		}
 	}
 	return m, nil
@@ -68,30 +76,12 @@ func newMatcher(query string) (*matcher, error) {
 type lineSpan struct{ start, end int }
 
 // scan calls fn for each matching line of buf in order, stopping when fn
-// returns false. It does not allocate.
+// returns false. It allocates only when the query has several literals.
 func (m *matcher) scan(buf []byte, fn func(lineSpan) bool) {
 	if m.never || len(buf) == 0 {
 		return
 	}
-	switch {
-	case m.lit != nil:
-		m.scanLiteral(buf, fn)
-	case m.buf != nil && !m.crossNL:
-		for pos := 0; pos < len(buf); {
-			loc := m.buf.FindIndex(buf[pos:])
-			if loc == nil {
-				return
-			}
-			s := lineAt(buf, pos, pos+loc[0])
-			if m.line.Match(buf[s.start:s.end]) && !fn(s) {
-				return
-			}
-			pos = s.end + 1
-		}
-	default:
-		if m.buf != nil && !m.buf.Match(buf) {
-			return
-		}
+	if len(m.lits) == 0 {
 		for pos := 0; pos < len(buf); {
 			end := bytes.IndexByte(buf[pos:], '\n')
 			if end < 0 {
@@ -104,20 +94,28 @@ func (m *matcher) scan(buf []byte, fn func(lineSpan) bool) {
 			}
 			pos = end + 1
 		}
+		return
 	}
-}
-
-func (m *matcher) scanLiteral(buf []byte, fn func(lineSpan) bool) {
-	var ff foldFinder
-	if m.fold {
-		ff = newFoldFinder(buf, m.lit)
+	var one litFinder
+	var many []litFinder
+	if len(m.lits) == 1 {
+		one = newLitFinder(buf, m.lits[0])
+	} else {
+		many = make([]litFinder, len(m.lits))
+		for i, l := range m.lits {
+			many[i] = newLitFinder(buf, l)
+		}
 	}
 	for pos := 0; pos < len(buf); {
-		var i int
-		if m.fold {
-			i = ff.index(pos)
-		} else if i = bytes.Index(buf[pos:], m.lit); i >= 0 {
-			i += pos
+		i := -1
+		if many == nil {
+			i = one.index(pos)
+		} else {
+			for k := range many {
+				if j := many[k].index(pos); j >= 0 && (i < 0 || j < i) {
+					i = j
+				}
+			}
 		}
 		if i < 0 {
 			return
@@ -128,6 +126,39 @@ func (m *matcher) scanLiteral(buf []byte, fn func(lineSpan) bool) {
 		}
 		pos = s.end + 1
 	}
+}
+
+// litFinder finds one literal in a buffer, remembering its next occurrence
+// so that a literal set costs one pass per literal, not one per candidate.
+type litFinder struct {
+	buf  []byte
+	lit  []byte
+	fold bool
+	ff   foldFinder
+	next int // next occurrence at or after the last query; -1 none; -2 unknown
+}
+
+func newLitFinder(buf []byte, l literal) litFinder {
+	f := litFinder{buf: buf, lit: l.text, fold: l.fold, next: -2}
+	if l.fold {
+		f.ff = newFoldFinder(buf, l.text)
+	}
+	return f
+}
+
+// index returns the first occurrence at or after from, or -1.
+func (f *litFinder) index(from int) int {
+	if f.next == -1 || f.next >= from {
+		return f.next
+	}
+	if f.fold {
+		f.next = f.ff.index(from)
+	} else if i := bytes.Index(f.buf[from:], f.lit); i >= 0 {
+		f.next = from + i
+	} else {
+		f.next = -1
+	}
+	return f.next
 }
 
 // lineAt returns the line holding buf[i]; pos is a line start at or before i.
@@ -221,11 +252,56 @@ func equalFoldASCII(s, lit []byte) bool {
 	return true
 }
 
-// literal is a byte string every match of a regexp contains.
+// literal is a byte string some match of a regexp contains.
 type literal struct {
-	text  []byte
-	fold  bool // case-insensitive (ASCII)
-	whole bool // the regexp matches exactly text and nothing else
+	text []byte
+	fold bool // case-insensitive (ASCII)
+}
+
+// litSet is a set of literals one of which every match contains.
+type litSet struct {
+	lits  []literal
+	whole bool // the regexp matches exactly lits[0], case-sensitively
+}
+
+// score is how selective the set is: its shortest literal's length, and 0
+// for an empty set (no information).
+func (s litSet) score() int {
+	if len(s.lits) == 0 {
+		return 0
+	}
+	n := len(s.lits[0].text)
+	for _, l := range s.lits[1:] {
+		n = min(n, len(l.text))
+	}
+	return n
+}
+
+// better picks the more selective set: higher score, then fewer literals,
+// then case-sensitive.
+func better(a, b litSet) litSet {
+	sa, sb := a.score(), b.score()
+	switch {
+	case sb > sa:
+		return b
+	case sb < sa || sb == 0:
+		return a
+	case len(b.lits) != len(a.lits):
+		if len(b.lits) < len(a.lits) {
+			return b
+		}
+		return a
+	case a.lits[0].fold && !b.lits[0].fold:
+		return b
+	}
+	return a
+}
+
+func single(text []byte, fold bool) litSet {
+	if len(text) == 0 {
+		return litSet{}
+	}
+	return litSet{lits: []literal{{text: text, fold: fold}}}
 }
 
 // litInfo describes what a regexp node says about literals.
@@ -233,16 +309,19 @@ type litInfo struct {
 	exact  bool   // the node matches only text (up to case when fold)
 	text   []byte // when exact
 	fold   bool
-	assert bool    // the node contains zero-width assertions
-	best   literal // the longest literal every match of the node contains
+	assert bool   // the node contains zero-width assertions
+	best   litSet // literals one of which every match of the node contains
 }
 
-// requiredLiteral returns the longest literal every match of re contains;
-// whole is set when re matches exactly that literal, case-sensitively.
-func requiredLiteral(re *syntax.Regexp) literal {
+// requiredLiterals returns the most selective set of literals one of which
+// every match of re contains; whole is set when re matches exactly one
+// literal, case-sensitively.
+func requiredLiterals(re *syntax.Regexp) litSet {
 	info := literals(re)
 	best := info.best
-	best.whole = info.exact && !info.fold && !info.assert && len(info.text) > 0
+	if info.exact && !info.fold && !info.assert && len(info.text) > 0 {
+		best = litSet{lits: []literal{{text: info.text}}, whole: true}
+	}
 	return best
 }
 
@@ -251,16 +330,16 @@ func literals(re *syntax.Regexp) litInfo {
 	case syntax.OpLiteral:
 		text := []byte(string(re.Rune))
 		if re.Flags&syntax.FoldCase == 0 {
-			return litInfo{exact: true, text: text, best: literal{text: text}}
+			return litInfo{exact: true, text: text, best: single(text, false)}
 		}
 		if foldableASCII(re.Rune) {
-			return litInfo{exact: true, text: text, fold: true, best: literal{text: text, fold: true}}
+			return litInfo{exact: true, text: text, fold: true, best: single(text, true)}
 		}
 		// Folding reaches beyond ASCII (k → U+212A, s → U+017F, é → É):
 		// keep only the longest piece the ASCII folding scan gets right.
-		var best literal
+		var best litSet
 		for _, piece := range bytes.FieldsFunc(text, func(r rune) bool { return !foldableASCII([]rune{r}) }) {
-			best = better(best, literal{text: piece, fold: true})
+			best = better(best, single(piece, true))
 		}
 		return litInfo{best: best}
 	case syntax.OpEmptyMatch:
@@ -276,37 +355,43 @@ func literals(re *syntax.Regexp) litInfo {
 		if re.Min >= 1 {
 			return litInfo{best: literals(re.Sub[0]).best}
 		}
+	case syntax.OpAlternate:
+		var set litSet
+		for _, sub := range re.Sub {
+			b := literals(sub).best
+			if b.score() == 0 || len(set.lits)+len(b.lits) > maxLiterals {
+				return litInfo{}
+			}
+			set.lits = append(set.lits, b.lits...)
+		}
+		return litInfo{best: set}
 	case syntax.OpConcat:
 		out := litInfo{exact: true}
-		var run literal
+		var run []byte
+		runFold := false
+		flush := func() {
+			out.best = better(out.best, single(run, runFold))
+			run, runFold = nil, false
+		}
 		for _, sub := range re.Sub {
 			info := literals(sub)
 			out.best = better(out.best, info.best)
 			if !info.exact {
 				out.exact = false
-				out.best = better(out.best, run)
-				run = literal{}
+				flush()
 				continue
 			}
-			run.text = append(run.text, info.text...)
-			run.fold = run.fold || info.fold
+			run = append(run, info.text...)
+			runFold = runFold || info.fold
 			out.assert = out.assert || info.assert
 		}
-		out.best = better(out.best, run)
 		if out.exact {
-			out.text, out.fold = run.text, run.fold
+			out.text, out.fold = run, runFold
 		}
+		flush()
 		return out
 	}
 	return litInfo{}
-}
-
-// better picks the longer literal, preferring a case-sensitive one.
-func better(a, b literal) literal {
-	if len(b.text) > len(a.text) || (len(b.text) == len(a.text) && a.fold && !b.fold) {
-		return literal{text: b.text, fold: b.fold}
-	}
-	return literal{text: a.text, fold: a.fold}
 }
 
 // foldableASCII reports whether case folding of runes is plain ASCII
@@ -319,45 +404,4 @@ func foldableASCII(runes []rune) bool {
 		}
 	}
 	return true
-}
-
-// hasOp reports whether re contains any of ops.
-func hasOp(re *syntax.Regexp, ops ...syntax.Op) bool {
-	for _, op := range ops {
-		if re.Op == op {
-			return true
-		}
-	}
-	for _, sub := range re.Sub {
-		if hasOp(sub, ops...) {
-			return true
-		}
-	}
-	return false
-}
-
-// canMatchNewline reports whether some match of re may contain '\n'.
-func canMatchNewline(re *syntax.Regexp) bool {
-	switch re.Op {
-	case syntax.OpAnyChar:
-		return true
-	case syntax.OpLiteral:
-		for _, r := range re.Rune {
-			if r == '\n' {
-				return true
-			}
-		}
-	case syntax.OpCharClass:
-		for i := 0; i+1 < len(re.Rune); i += 2 {
-			if re.Rune[i] <= '\n' && '\n' <= re.Rune[i+1] {
-				return true
-			}
-		}
-	}
-	for _, sub := range re.Sub {
-		if canMatchNewline(sub) {
-			return true
-		}
-	}
-	return false
 }

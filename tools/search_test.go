@@ -119,6 +119,11 @@ func TestSearch(t *testing.T) {
 		{name: "path glob base name", args: `{"query":"needle","path":"*.txt","max_results":3}`,
 			hits: []string{"crlf.txt:1", "long.txt:1", "sub/c.txt:1"}},
 		{name: "path glob in folder", args: `{"query":"needle","path":"sub/*.go"}`, hits: []string{"sub/b.go:2"}},
+		{name: "path brace glob", args: `{"query":"needle","path":"{sub,z}/*.{go,txt}"}`, hits: []string{"sub/b.go:2", "sub/c.txt:1", "z/last.go:1"}},
+		{name: "path bad braces", args: `{"query":"needle","path":"*.{go"}`, code: agent.CodeInvalidArgument, has: []string{"unbalanced braces"}},
+		{name: "path ignored file named", args: `{"query":"needle","path":"ignored/x.go"}`, exact: "ignored/x.go:1: needle ignored\n"},
+		{name: "path ignored folder", args: `{"query":"needle","path":"ignored/"}`, has: []string{"no matches", "in 0 files", "ignored by .gitignore"}},
+		{name: "path backslash", args: `{"query":"needle","path":"sub\\deeper"}`, hits: []string{"sub/deeper/d.go:1"}},
 		{name: "path symlink dir out", args: `{"query":"needle","path":"outdir"}`, code: agent.CodeDenied},
 		{name: "path missing", args: `{"query":"needle","path":"subb/"}`, code: agent.CodeNotFound, has: []string{"does not exist"}},
 		{name: "path dotdot", args: `{"query":"needle","path":"../outside"}`, code: agent.CodeDenied},
@@ -241,14 +246,6 @@ func atoiTest(s string) int {
 	return n
 }
 
-func parseForTest(q string) (*syntax.Regexp, error) {
-	re, err := syntax.Parse("(?m)"+q, syntax.Perl)
-	if err != nil {
-		return nil, err
-	}
-	return re.Simplify(), nil
-}
-
 // TestSearchWithoutGit checks the walking fallback: .gitignore files at the
 // top and deeper are honoured, .git is skipped.
 func TestSearchWithoutGit(t *testing.T) {
@@ -312,6 +309,21 @@ func TestSearchSymlinkSwappedDir(t *testing.T) {
 	}
 }
 
+// TestSearchWorkspaceInSubdir opens a sub-folder of a repository as the
+// workspace: only its files are listed, with workspace-relative paths.
+func TestSearchWorkspaceInSubdir(t *testing.T) {
+	t.Parallel()
+	repo := t.TempDir()
+	fxWrite(t, repo, map[string]string{"top.go": "needle top\n", "ws/in.go": "needle in\n", "ws/.gitignore": "*.gen\n", "ws/x.gen": "needle gen\n"})
+	fxGit(t, repo, "init", "-q")
+	fxGit(t, repo, "add", "top.go", "ws/in.go")
+	s := NewSearch(fxWorkspace(t, filepath.Join(repo, "ws")))
+	text, code := searchRun(t, s, `{"query":"needle"}`)
+	if code != "" || text != "in.go:1: needle in\n" {
+		t.Errorf("got %q (%s), want only in.go", text, code)
+	}
+}
+
 func TestSearchCancelled(t *testing.T) {
 	t.Parallel()
 	s := NewSearch(searchFixture(t))
@@ -341,6 +353,8 @@ func TestMatcherAgreesWithRegexp(t *testing.T) {
 		"Println\\(\"[A-Z]", "(?i)hello, world", "(?m)^}$", "r{2}", "o{2,}", "(?U)f.*o", "[[:upper:]]{3}",
 		"(?i)k", "(?i)s", "é", "(?i)É", "(?i)kelvin only", "(?i)strange only", "(?i)STRANGE ONLY",
 		"\\A\\w{3}$", "\\w{3}\\z", "\\A[a-z]{3}\\z", "[fb][oa][or]", "\\s+\\S", "[^x]+y", "(?i)[a-z]{3}$",
+		"foo|bar", "(?i)foo|BAR", "TODO|fix|later", "(?i)(todo|fixme)", "(foo|bar)baz|qux", "foo|\\n", "Println|Hello", "^(foo|bar)$",
+		"err|", "(?i)kelvin|strange", "foo\\nbar|foo",
 	}
 	lines := strings.Split(corpus, "\n")
 	for _, q := range queries {
@@ -363,41 +377,57 @@ func TestMatcherAgreesWithRegexp(t *testing.T) {
 			got = append(got, fmt.Sprintf("%d:%s", h.line, lines[h.line-1]))
 		}
 		if !slices.Equal(got, want) || res.count != len(want) {
-			t.Errorf("query %q (lit %q fold %v pure %v): got %q (count %d), want %q", q, m.lit, m.fold, m.pure, got, res.count, want)
+			t.Errorf("query %q (lits %v pure %v): got %q (count %d), want %q", q, m.lits, m.pure, got, res.count, want)
 		}
 	}
 }
 
-func TestRequiredLiteral(t *testing.T) {
+func TestRequiredLiterals(t *testing.T) {
 	t.Parallel()
 	cases := []struct {
 		query string
-		lit   string
+		lits  []string // compared ignoring case when fold
 		fold  bool
 		whole bool
 	}{
-		{"ErrUnexpectedEOF", "ErrUnexpectedEOF", false, true},
-		{`func \([a-z]+ \*[A-Z][a-zA-Z]*\) Close\(\)`, ") Close()", false, false},
-		{`func \w+Handler\(`, "Handler(", false, false},
-		{"^foo$", "foo", false, false},
-		{`\bfoo\b`, "foo", false, false},
-		{"(?i)foo", "FOO", true, false},
-		{"(?i)task", "TA", true, false}, // k folds to the Kelvin sign
-		{"foo|bar", "", false, false},
-		{"(foo)+bar", "foo", false, false},
-		{"a.b", "a", false, false}, // too short: newMatcher ignores it
-		{"x{3}", "xxx", false, true},
-		{"(?i)ab(?-i)CDE", "ABCDE", true, false},
+		{"ErrUnexpectedEOF", []string{"ErrUnexpectedEOF"}, false, true},
+		{`func \([a-z]+ \*[A-Z][a-zA-Z]*\) Close\(\)`, []string{") Close()"}, false, false},
+		{`func \w+Handler\(`, []string{"Handler("}, false, false},
+		{"^foo$", []string{"foo"}, false, false},
+		{`\bfoo\b`, []string{"foo"}, false, false},
+		{"(?i)foo", []string{"foo"}, true, false},
+		{"(?i)task", []string{"ta"}, true, false}, // k folds to the Kelvin sign
+		{"foo|bar", []string{"foo", "bar"}, false, false},
+		{"ErrUnexpectedEOF|ErrShortWrite", []string{"UnexpectedEOF", "ShortWrite"}, false, false},
+		{"TODO|FIXME|XXX", []string{"TODO", "FIXME", "XXX"}, false, false},
+		{"foo|b", []string{"foo", "b"}, false, false}, // score 1: newMatcher ignores it
+		{"foo|", nil, false, false},
+		{"foo|[ab]", nil, false, false},
+		{"(foo)+bar", []string{"foo"}, false, false},
+		{"a.b", []string{"a"}, false, false},
+		{"x{3}", []string{"xxx"}, false, true},
+		{"(?i)ab(?-i)CDE", []string{"abCDE"}, true, false},
+		{"", nil, false, false},
 	}
 	for _, c := range cases {
-		re, err := parseForTest(c.query)
+		re, err := syntax.Parse(c.query, syntax.Perl)
 		if err != nil {
 			t.Fatal(err)
 		}
-		got := requiredLiteral(re)
-		if !strings.EqualFold(string(got.text), c.lit) || (!c.fold && string(got.text) != c.lit) || (c.lit != "" && got.fold != c.fold) || got.whole != c.whole {
-			t.Errorf("requiredLiteral(%q) = %q fold=%v whole=%v; want %q fold=%v whole=%v",
-				c.query, got.text, got.fold, got.whole, c.lit, c.fold, c.whole)
+		got := requiredLiterals(re.Simplify())
+		var texts []string
+		fold := false
+		for _, l := range got.lits {
+			texts = append(texts, string(l.text))
+			fold = fold || l.fold
+		}
+		same := len(texts) == len(c.lits)
+		for i := 0; same && i < len(texts); i++ {
+			same = texts[i] == c.lits[i] || (c.fold && strings.EqualFold(texts[i], c.lits[i]))
+		}
+		if !same || fold != c.fold || got.whole != c.whole {
+			t.Errorf("requiredLiterals(%q) = %q fold=%v whole=%v; want %q fold=%v whole=%v",
+				c.query, texts, fold, got.whole, c.lits, c.fold, c.whole)
 		}
 	}
 }
