@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path"
@@ -334,34 +333,33 @@ func groupByDir(files []string) []dirGroup {
 	return groups
 }
 
-// searchGroup searches one directory's files through a Root opened on that
-// directory, so each file costs one lstat, one open and one read whatever
-// its depth. It returns buf, possibly grown, for reuse.
+// searchGroup searches one directory's files through a handle on that
+// directory opened via the workspace Root, so each file costs a few system
+// calls whatever its depth. It returns buf, possibly grown, for reuse.
 func (w *Workspace) searchGroup(ctx context.Context, m *matcher, g dirGroup, files []string, results []fileResult,
 	prog *progress, dirs *dirCache, buf []byte, binary, large *atomic.Int64) []byte {
-	root := w.root
-	if g.dir != "" {
-		dir := strings.TrimSuffix(g.dir, "/")
-		// A directory that is, or lies under, a symlink is not searched
-		// through it: the link could lead into .git or out of the tree.
-		if !dirs.safe(w.root, dir) {
-			prog.skip(g.files)
-			return buf
-		}
-		sub, err := w.root.OpenRoot(dir)
-		if err != nil {
-			prog.skip(g.files)
-			return buf
-		}
-		defer sub.Close()
-		root = sub
+	dir := strings.TrimSuffix(g.dir, "/")
+	if dir == "" {
+		dir = "."
 	}
+	// A directory that is, or lies under, a symlink is not searched
+	// through it: the link could lead into .git or out of the tree.
+	if !dirs.safe(w.root, dir) {
+		prog.skip(g.files)
+		return buf
+	}
+	d, err := openDirReader(w.root, dir)
+	if err != nil {
+		prog.skip(g.files)
+		return buf
+	}
+	defer d.close()
 	for _, i := range g.files {
 		if ctx.Err() != nil {
 			return buf
 		}
 		var res fileResult
-		data, status := readSearchFile(root, path.Base(files[i]), buf)
+		data, status := d.read(path.Base(files[i]), buf)
 		if cap(data) > cap(buf) {
 			buf = data[:0]
 		}
@@ -407,49 +405,6 @@ func (c *dirCache) safe(root *os.Root, dir string) bool {
 	c.ok[dir] = ok
 	c.mu.Unlock()
 	return ok
-}
-
-type fileStatus int
-
-const (
-	fileOK fileStatus = iota
-	fileSkipped
-	fileBinary
-	fileLarge
-)
-
-// readSearchFile reads the file name of dir into buf. Symlinks and
-// anything but regular files are skipped: the real file, if searchable, is
-// listed under its own path, and a link could lead into a nested .git.
-func readSearchFile(dir *os.Root, name string, buf []byte) ([]byte, fileStatus) {
-	fi, err := dir.Lstat(name)
-	switch {
-	case err != nil || !fi.Mode().IsRegular() || fi.Size() == 0:
-		return buf, fileSkipped
-	case fi.Size() > searchMaxFileBytes:
-		return buf, fileLarge
-	}
-	// O_NONBLOCK: a FIFO swapped in since the Lstat cannot block the open,
-	// and Go skips two fcntl calls per file it would make otherwise.
-	f, err := dir.OpenFile(name, os.O_RDONLY|syscall.O_NONBLOCK, 0)
-	if err != nil {
-		return buf, fileSkipped
-	}
-	defer f.Close()
-	size := fi.Size()
-	if int64(cap(buf)) < size {
-		buf = make([]byte, size, max(size, 64<<10))
-	}
-	buf = buf[:size]
-	n, err := io.ReadFull(f, buf)
-	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) {
-		return buf[:0], fileSkipped
-	}
-	buf = buf[:n]
-	if bytes.IndexByte(buf[:min(len(buf), binarySniffBytes)], 0) >= 0 {
-		return buf, fileBinary
-	}
-	return buf, fileOK
 }
 
 // searchBuffer finds the matching lines of data, keeping up to keep hits.

@@ -10,6 +10,7 @@ import (
 	"regexp/syntax"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/org/mini-agent/agent"
@@ -321,6 +322,48 @@ func TestSearchWorkspaceInSubdir(t *testing.T) {
 	text, code := searchRun(t, s, `{"query":"needle"}`)
 	if code != "" || text != "in.go:1: needle in\n" {
 		t.Errorf("got %q (%s), want only in.go", text, code)
+	}
+}
+
+// TestDirReaders runs the platform dirReader and the portable one over the
+// same directory: both must skip the same things.
+func TestDirReaders(t *testing.T) {
+	t.Parallel()
+	base := t.TempDir()
+	dir := filepath.Join(base, "ws")
+	fxWrite(t, base, map[string]string{"outside.txt": "secret\n"})
+	fxWrite(t, dir, map[string]string{
+		"d/text.txt": "hello\n", "d/bin.dat": "a\x00b", "d/empty.txt": "",
+		"d/big.txt": strings.Repeat("x", searchMaxFileBytes+1), "d/sub/x.txt": "x\n",
+	})
+	fxSymlink(t, dir, "text.txt", "d/link.txt")
+	fxSymlink(t, dir, "../../outside.txt", "d/out.txt")
+	if err := syscall.Mkfifo(filepath.Join(dir, "d", "fifo"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ws := fxWorkspace(t, dir)
+	want := map[string]fileStatus{
+		"text.txt": fileOK, "bin.dat": fileBinary, "empty.txt": fileSkipped, "big.txt": fileLarge,
+		"sub": fileSkipped, "link.txt": fileSkipped, "out.txt": fileSkipped, "fifo": fileSkipped,
+		"missing": fileSkipped, "..": fileSkipped, ".": fileSkipped,
+	}
+	for name, open := range map[string]func(*os.Root, string) (dirReader, error){
+		"platform": openDirReader, "portable": openRootDirReader,
+	} {
+		d, err := open(ws.Root(), "d")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for file, st := range want {
+			data, got := d.read(file, nil)
+			if got != st {
+				t.Errorf("%s reader: %s: status %d, want %d", name, file, got, st)
+			}
+			if got == fileOK && string(data) != "hello\n" {
+				t.Errorf("%s reader: %s: read %q", name, file, data)
+			}
+		}
+		d.close()
 	}
 }
 
