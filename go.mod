@@ -4,22 +4,23 @@ go 1.26.0
 
 require (
 	github.com/google/go-github/v62 v62.0.0
+	github.com/sethvargo/go-githubactions v1.3.0
+	go.yaml.in/yaml/v3 v3.0.4
 	golang.org/x/oauth2 v0.38.0
 )
 
 require (
-	github.com/anthropics/anthropic-sdk-go v1.84.0 // indirect
+	github.com/anthropics/anthropic-sdk-go v1.84.0
 	github.com/bahlo/generic-list-go v0.2.0 // indirect
-	github.com/bluekeyes/go-gitdiff v0.9.0 // indirect
+	github.com/bluekeyes/go-gitdiff v0.9.0
 	github.com/buger/jsonparser v1.1.2 // indirect
 	github.com/coder/websocket v1.8.15 // indirect
 	github.com/go-logr/logr v1.4.2 // indirect
 	github.com/go-logr/stdr v1.2.2 // indirect
 	github.com/google/go-querystring v1.1.0 // indirect
 	github.com/invopop/jsonschema v0.14.0 // indirect
-	github.com/openai/openai-go/v3 v3.99.0 // indirect
+	github.com/openai/openai-go/v3 v3.99.0
 	github.com/pb33f/ordered-map/v2 v2.3.1 // indirect
-	github.com/sethvargo/go-githubactions v1.3.0 // indirect
 	github.com/standard-webhooks/standard-webhooks/libraries v0.0.1 // indirect
 	github.com/tidwall/gjson v1.20.0 // indirect
 	github.com/tidwall/match v1.1.1 // indirect

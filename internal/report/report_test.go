@@ -20,7 +20,7 @@ func sample() *bundle.Bundle {
 		Steps:      []bundle.Step{{Step: 1, Tool: "search", Args: "query=func Total | x", Outcome: "ok", Duration: "2ms"}},
 		Usage:      agent.Usage{InputTokens: 1200, OutputTokens: 80, CacheReadTokens: 600},
 		CostUSD:    0.0031, CostKnown: true,
-		Extra:      bundle.ExtraContext{RunURL: "https://github.com/o/r/actions/runs/1"},
+		Extra: bundle.ExtraContext{RunURL: "https://github.com/o/r/actions/runs/1"},
 	}
 }
 

@@ -1,0 +1,111 @@
+package proc
+
+import (
+	"slices"
+	"strings"
+)
+
+// minSecretValueLen is the shortest value SecretValues reports: shorter
+// values ("1", "true") would redact ordinary words all over a log.
+const minSecretValueLen = 8
+
+// secretNames are always scrubbed, whatever the patterns below say.
+var secretNames = []string{
+	"GITHUB_TOKEN",
+	"GH_TOKEN",
+	"ACTIONS_RUNTIME_TOKEN",
+	"OPENAI_API_KEY",
+	"ANTHROPIC_API_KEY",
+}
+
+// secretPrefixes are scrubbed as name prefixes.
+var secretPrefixes = []string{"ACTIONS_ID_TOKEN_REQUEST_"}
+
+// secretParts mark a secret wherever they appear in a name.
+var secretParts = []string{"TOKEN", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL", "APIKEY", "API_KEY"}
+
+// secretSuffixes mark a secret at the end of a name.
+var secretSuffixes = []string{"_KEY", "_PAT"}
+
+// IsSecretName reports whether the environment variable name is scrubbed:
+// the fixed list (GITHUB_TOKEN, ACTIONS_RUNTIME_TOKEN, ACTIONS_ID_TOKEN_REQUEST_*,
+// the model API keys), any name containing TOKEN, SECRET, PASSWORD, PASSWD,
+// CREDENTIAL or API_KEY, or ending in _KEY or _PAT, and the extra names.
+// Matching is case-insensitive. An extra name ending in "*" is a prefix.
+func IsSecretName(name string, extraNames []string) bool {
+	u := strings.ToUpper(name)
+	if slices.Contains(secretNames, u) {
+		return true
+	}
+	for _, p := range secretPrefixes {
+		if strings.HasPrefix(u, p) {
+			return true
+		}
+	}
+	for _, p := range secretParts {
+		if strings.Contains(u, p) {
+			return true
+		}
+	}
+	for _, s := range secretSuffixes {
+		if strings.HasSuffix(u, s) {
+			return true
+		}
+	}
+	for _, e := range extraNames {
+		e = strings.ToUpper(strings.TrimSpace(e))
+		if e == "" {
+			continue
+		}
+		if prefix, ok := strings.CutSuffix(e, "*"); ok {
+			if prefix != "" && strings.HasPrefix(u, prefix) {
+				return true
+			}
+		} else if u == e {
+			return true
+		}
+	}
+	return false
+}
+
+// ScrubEnv returns env ("NAME=value" entries) without the secret variables
+// IsSecretName recognises. The input is not modified.
+func ScrubEnv(env []string, extraNames []string) []string {
+	out := make([]string, 0, len(env))
+	for _, kv := range env {
+		if name, _, ok := envName(kv); ok && IsSecretName(name, extraNames) {
+			continue
+		}
+		out = append(out, kv)
+	}
+	return out
+}
+
+// SecretValues returns the distinct values of the variables ScrubEnv would
+// remove, longest first, skipping values shorter than 8 bytes. The harness
+// uses them to redact logs, traces and PR text.
+func SecretValues(env []string, extraNames []string) []string {
+	var out []string
+	for _, kv := range env {
+		name, value, ok := envName(kv)
+		if !ok || !IsSecretName(name, extraNames) || len(value) < minSecretValueLen {
+			continue
+		}
+		if !slices.Contains(out, value) {
+			out = append(out, value)
+		}
+	}
+	slices.SortStableFunc(out, func(a, b string) int { return len(b) - len(a) })
+	return out
+}
+
+// envName splits "NAME=value". Windows keeps per-drive entries such as
+// "=C:=C:\dir"; their leading '=' belongs to the name.
+func envName(kv string) (name, value string, ok bool) {
+	i := strings.IndexByte(kv[min(1, len(kv)):], '=')
+	if i < 0 {
+		return kv, "", false
+	}
+	i += min(1, len(kv))
+	return kv[:i], kv[i+1:], true
+}

@@ -1,0 +1,67 @@
+package proc
+
+import (
+	"slices"
+	"testing"
+)
+
+func TestIsSecretName(t *testing.T) {
+	t.Parallel()
+	extra := []string{"MY_CONF", "corp_*"}
+	tests := []struct {
+		name string
+		want bool
+	}{
+		{"GITHUB_TOKEN", true},
+		{"github_token", true},
+		{"ACTIONS_RUNTIME_TOKEN", true},
+		{"ACTIONS_ID_TOKEN_REQUEST_URL", true},
+		{"ACTIONS_ID_TOKEN_REQUEST_TOKEN", true},
+		{"OPENAI_API_KEY", true},
+		{"ANTHROPIC_API_KEY", true},
+		{"NPM_TOKEN", true},
+		{"FOO_SECRET", true},
+		{"db_password", true},
+		{"MY_API_KEY", true},
+		{"SSH_KEY", true},
+		{"MY_CONF", true},
+		{"my_conf", true},
+		{"CORP_ANYTHING", true},
+		{"PATH", false},
+		{"HOME", false},
+		{"GOFLAGS", false},
+		{"KEYBOARD", false},
+		{"MY_CONF_X", false},
+		{"CI", false},
+	}
+	for _, tt := range tests {
+		if got := IsSecretName(tt.name, extra); got != tt.want {
+			t.Errorf("IsSecretName(%q) = %v, want %v", tt.name, got, tt.want)
+		}
+	}
+}
+
+func TestScrubEnvAndSecretValues(t *testing.T) {
+	t.Parallel()
+	env := []string{
+		"PATH=/usr/bin",
+		"GITHUB_TOKEN=ghs_canary_1234567890",
+		"HOME=/home/x",
+		"MY_API_KEY=short",
+		"FOO_SECRET=canary-foo-secret",
+		"EXTRA_NAME=canary-extra-value",
+		"GH_TOKEN=ghs_canary_1234567890",
+		"=C:=C:\\dir",
+		"NOEQUALS",
+	}
+	got := ScrubEnv(env, []string{"EXTRA_NAME"})
+	want := []string{"PATH=/usr/bin", "HOME=/home/x", "=C:=C:\\dir", "NOEQUALS"}
+	if !slices.Equal(got, want) {
+		t.Fatalf("ScrubEnv = %q, want %q", got, want)
+	}
+	vals := SecretValues(env, []string{"EXTRA_NAME"})
+	wantVals := []string{"ghs_canary_1234567890", "canary-extra-value", "canary-foo-secret"}
+	if !slices.Equal(vals, wantVals) {
+		t.Fatalf("SecretValues = %q, want %q", vals, wantVals)
+	}
+}

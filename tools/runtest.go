@@ -1,0 +1,280 @@
+package tools
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/org/mini-agent/agent"
+	"github.com/org/mini-agent/internal/proc"
+)
+
+// DefaultRunTestTimeout bounds one run_test call when the config leaves it zero.
+const DefaultRunTestTimeout = 10 * time.Minute
+
+// Bounds on what the model reads from one run. The header (command, notes,
+// failing tests) and the output view together stay under maxAnswerBytes.
+const (
+	maxAnswerBytes    = 32 << 10
+	answerHeadBytes   = 8 << 10
+	answerTailBytes   = 17 << 10
+	maxFailingLines   = 40
+	maxFailingBytes   = 4 << 10
+	maxLineBytes      = 300
+	maxCommandDisplay = 1000
+	maxLogReservation = 100000
+)
+
+// RunTestConfig configures the run_test tool.
+type RunTestConfig struct {
+	// Command is the maintainer's test command, e.g. "go test ./...". It is
+	// trusted; only the model's narrowing is validated.
+	Command string
+	// Timeout bounds each run; zero means DefaultRunTestTimeout.
+	Timeout time.Duration
+	// SecretNames are extra environment variables to scrub (see proc.IsSecretName).
+	SecretNames []string
+	// Env is the base environment before scrubbing; nil means os.Environ().
+	Env []string
+	// Summarize, if set, extracts the failing tests from the (bounded)
+	// combined output, one line each.
+	Summarize func(output []byte) []string
+}
+
+// RunTest is the run_test tool. It runs only the configured command, with
+// the model's narrowing mapped onto it as separate argv entries.
+type RunTest struct {
+	ws     *Workspace
+	cfg    RunTestConfig
+	cmd    testCommand
+	cmdErr error
+
+	mu   sync.Mutex
+	next int // last log number handed out
+}
+
+// NewRunTest returns the run_test tool for ws. A missing command is not an
+// error here: each call then answers that run_test is not configured.
+func NewRunTest(ws *Workspace, cfg RunTestConfig) *RunTest {
+	if cfg.Timeout <= 0 {
+		cfg.Timeout = DefaultRunTestTimeout
+	}
+	cmd, err := parseTestCommand(cfg.Command)
+	return &RunTest{ws: ws, cfg: cfg, cmd: cmd, cmdErr: err}
+}
+
+// RunOutcome is what one run of the test command produced.
+type RunOutcome struct {
+	// RunID is N in the log's name, @runs/N.log.
+	RunID    int
+	ExitCode int
+	// Signal names the signal that killed the command, if any.
+	Signal   string
+	Duration time.Duration
+	TimedOut bool
+	// Argv is the command as run (["sh", "-c", line] for shell syntax).
+	Argv []string
+	// LogPath is the full combined output, outside the workspace; LogRef is
+	// the pseudo-path read_file pages it with.
+	LogPath string
+	LogRef  string
+	// Output is a bounded head and tail of the combined output, with a
+	// marker saying what was omitted and how to read it.
+	Output       string
+	OutputBytes  int64
+	OutputLines  int64
+	OutputCutOff bool
+	// Failing lists the failing tests Summarize found.
+	Failing []string
+	// Notes say how the narrowing was interpreted.
+	Notes []string
+}
+
+// Passed reports a zero exit within the time limit.
+func (o RunOutcome) Passed() bool { return o.ExitCode == 0 && !o.TimedOut }
+
+// Spec describes the tool to the model.
+func (r *RunTest) Spec() agent.ToolSpec {
+	cmd := "the configured test command"
+	if r.cmdErr == nil {
+		cmd = "`" + truncate(r.cmd.line, 200) + "`"
+	}
+	desc := "Run the project's tests with " + cmd + " and report status, exit code, duration, " +
+		"failing tests and the head and tail of the output; the full output is saved as @runs/N.log " +
+		"for read_file. With no arguments the whole suite runs. " + r.cmd.narrowingHelp()
+	if r.cmd.narrowable() {
+		desc += " Give names and workspace-relative paths only: no flags, quotes or shell syntax."
+	}
+	schema := fmt.Sprintf(`{"type":"object","properties":{`+
+		`"tests":{"type":"array","items":{"type":"string"},"maxItems":%d,"description":"test names or name patterns to run instead of the whole suite"},`+
+		`"packages":{"type":"array","items":{"type":"string"},"maxItems":%d,"description":"packages, test files or directories (workspace-relative) to run instead of the whole suite"}},`+
+		`"additionalProperties":false}`, maxNarrowItems, maxNarrowItems)
+	return agent.ToolSpec{Name: "run_test", Description: desc, InputSchema: json.RawMessage(schema)}
+}
+
+// Mutates is false: run_test runs code but writes nothing through the
+// sandbox (what tests write is the test suite's business).
+func (r *RunTest) Mutates() bool { return false }
+
+// Exclusive reports that calls must not run concurrently with any other
+// tool call: tests read the files other calls would be changing, and two
+// suites at once would fight over ports, caches and CPU.
+func (r *RunTest) Exclusive() bool { return true }
+
+type runTestArgs struct {
+	Tests    stringList `json:"tests"`
+	Packages stringList `json:"packages"`
+}
+
+// stringList accepts a JSON array of strings, or a single string (a sloppy
+// but unambiguous call).
+type stringList []string
+
+func (l *stringList) UnmarshalJSON(b []byte) error {
+	var one string
+	if err := json.Unmarshal(b, &one); err == nil {
+		*l = nil
+		if one != "" {
+			*l = []string{one}
+		}
+		return nil
+	}
+	var many []string
+	if err := json.Unmarshal(b, &many); err != nil {
+		return errors.New("must be an array of strings")
+	}
+	*l = many
+	return nil
+}
+
+// Execute runs the command once. A failing or timed-out run is an error
+// Result (FAILED, TIMEOUT); only cancellation and I/O failures are errors.
+func (r *RunTest) Execute(ctx context.Context, raw json.RawMessage) (agent.Result, error) {
+	var args runTestArgs
+	if s := strings.TrimSpace(string(raw)); s != "" && s != "null" {
+		dec := json.NewDecoder(strings.NewReader(s))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&args); err != nil {
+			return agent.ErrorResult(agent.CodeInvalidArgument,
+				fmt.Sprintf("run_test arguments: %v; expected {\"tests\": [names...], \"packages\": [paths...]}, both optional", err), false), nil
+		}
+	}
+	out, err := r.RunCommand(ctx, args.Tests, args.Packages)
+	switch {
+	case errors.Is(err, ErrNarrowing):
+		return agent.ErrorResult(agent.CodeInvalidArgument, err.Error(), false), nil
+	case errors.Is(err, proc.ErrNotStarted), errors.Is(err, errNotConfigured):
+		return agent.ErrorResult(agent.CodeFailed, err.Error()+
+			"; this is a configuration problem that no code change fixes", false), nil
+	case err != nil:
+		return agent.Result{}, err
+	}
+	text := out.Text()
+	switch {
+	case out.TimedOut:
+		return agent.Result{Text: text, IsError: true, Code: agent.CodeTimeout}, nil
+	case out.ExitCode != 0:
+		return agent.Result{Text: text, IsError: true, Code: agent.CodeFailed}, nil
+	}
+	return agent.Result{Text: text}, nil
+}
+
+var errNotConfigured = errors.New("run_test is not configured")
+
+// RunCommand runs the configured command, narrowed to tests and packages
+// (both optional), the way Execute does, for the harness to validate a fix
+// without the model. Invalid narrowing wraps ErrNarrowing; a command that
+// cannot start wraps proc.ErrNotStarted; on cancellation the outcome is
+// filled and the context's error is returned.
+func (r *RunTest) RunCommand(ctx context.Context, tests, packages []string) (RunOutcome, error) {
+	if r.cmdErr != nil {
+		return RunOutcome{}, fmt.Errorf("%w: %w", errNotConfigured, r.cmdErr)
+	}
+	argv, notes, err := r.cmd.buildArgv(r.ws, slices.Clone(tests), slices.Clone(packages))
+	if err != nil {
+		return RunOutcome{}, err
+	}
+	id, logPath, err := r.reserveLog()
+	if err != nil {
+		return RunOutcome{}, err
+	}
+	env := r.cfg.Env
+	if env == nil {
+		env = os.Environ()
+	}
+	res, runErr := proc.Run(ctx, proc.Spec{
+		Dir:         r.ws.Dir(),
+		Argv:        argv,
+		Env:         proc.ScrubEnv(env, r.cfg.SecretNames),
+		Timeout:     r.cfg.Timeout,
+		MergeStderr: true,
+		LogPath:     logPath,
+	})
+	if errors.Is(runErr, proc.ErrNotStarted) {
+		os.Remove(logPath)
+		return RunOutcome{}, fmt.Errorf("test command %q: %w", r.cmd.line, runErr)
+	}
+	out := RunOutcome{
+		RunID: id, ExitCode: res.ExitCode, Signal: res.Signal, Duration: res.Duration, TimedOut: res.TimedOut,
+		Argv: argv, LogPath: logPath, LogRef: fmt.Sprintf("%s%d.log", RunsPrefix, id), Notes: notes,
+		OutputBytes: res.Stdout.TotalBytes, OutputLines: res.Stdout.TotalLines,
+	}
+	view := res.Stdout.Trim(answerHeadBytes, answerTailBytes)
+	out.OutputCutOff = view.Truncated()
+	out.Output = renderOutput(view, out.LogRef)
+	if r.cfg.Summarize != nil {
+		out.Failing = r.cfg.Summarize(res.Stdout.Bytes())
+	}
+	out.Notes = append(out.Notes, r.diagnose(out.ExitCode, res.Stdout, len(tests) > 0)...)
+	if res.LogDropped > 0 {
+		out.Notes = append(out.Notes, fmt.Sprintf("the saved log %s was capped at %d bytes; the last %d bytes of output are only in the tail shown here", out.LogRef, res.LogBytes, res.LogDropped))
+	}
+	if res.LogErr != nil {
+		out.Notes = append(out.Notes, "the full log could not be saved completely: "+res.LogErr.Error())
+	}
+	if runErr != nil {
+		return out, fmt.Errorf("run_test: %w", runErr)
+	}
+	return out, nil
+}
+
+// reserveLog claims the next free N.log in the runs dir. O_EXCL keeps two
+// RunTest values sharing a workspace from overwriting each other's logs.
+func (r *RunTest) reserveLog() (int, string, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for range maxLogReservation {
+		r.next++
+		p := filepath.Join(r.ws.RunsDir(), fmt.Sprintf("%d.log", r.next))
+		f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+		if errors.Is(err, fs.ErrExist) {
+			continue
+		}
+		if err != nil {
+			return 0, "", fmt.Errorf("run_test: log file: %w", err)
+		}
+		f.Close()
+		return r.next, p, nil
+	}
+	return 0, "", errors.New("run_test: no free log file name")
+}
+
+// diagnose adds notes for results that look like success or failure but
+// mean "the narrowing matched nothing".
+func (r *RunTest) diagnose(exitCode int, c proc.Capture, narrowedTests bool) []string {
+	switch {
+	case r.cmd.runner == runnerGo && narrowedTests && exitCode == 0 && strings.Contains(string(c.Bytes()), "no tests to run"):
+		return []string{"some packages reported \"no tests to run\": check the test names if a test you expected did not run"}
+	case r.cmd.runner == runnerPytest && exitCode == 5:
+		return []string{"pytest exit code 5 means no tests were collected: check the names and paths"}
+	}
+	return nil
+}

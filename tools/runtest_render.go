@@ -1,0 +1,88 @@
+package tools
+
+import (
+	"fmt"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/org/mini-agent/internal/proc"
+)
+
+// Text renders the outcome as the model reads it: a key: value header
+// (status, exit code, duration, timed-out flag, command, notes, failing
+// tests), then the bounded output. At most about 32 KB.
+func (o RunOutcome) Text() string {
+	var b strings.Builder
+	status := "PASSED"
+	switch {
+	case o.TimedOut:
+		status = "TIMEOUT"
+	case o.ExitCode != 0:
+		status = "FAILED"
+	}
+	fmt.Fprintf(&b, "status: %s\n", status)
+	if o.Signal != "" {
+		fmt.Fprintf(&b, "exit_code: %d (killed by signal: %s)\n", o.ExitCode, o.Signal)
+	} else {
+		fmt.Fprintf(&b, "exit_code: %d\n", o.ExitCode)
+	}
+	fmt.Fprintf(&b, "duration: %s\n", o.Duration.Round(time.Millisecond))
+	fmt.Fprintf(&b, "timed_out: %t\n", o.TimedOut)
+	fmt.Fprintf(&b, "command: %s\n", truncate(displayArgv(o.Argv), maxCommandDisplay))
+	for _, n := range o.Notes {
+		fmt.Fprintf(&b, "note: %s\n", truncate(oneLine(n), maxLineBytes))
+	}
+	if len(o.Failing) > 0 {
+		fmt.Fprintf(&b, "failing tests (%d):\n", len(o.Failing))
+		start := b.Len()
+		for i, f := range o.Failing {
+			if i == maxFailingLines || b.Len()-start > maxFailingBytes {
+				fmt.Fprintf(&b, "  ... %d more\n", len(o.Failing)-i)
+				break
+			}
+			fmt.Fprintf(&b, "  %s\n", truncate(oneLine(f), maxLineBytes))
+		}
+	}
+	fmt.Fprintf(&b, "output: %d lines, %d bytes; full log: read_file {\"path\":%q}\n", o.OutputLines, o.OutputBytes, o.LogRef)
+	b.WriteString(o.Output)
+	text := strings.ToValidUTF8(b.String(), "\uFFFD")
+	if len(text) > maxAnswerBytes {
+		const cut = "\n[answer cut at 32 KB]\n"
+		text = truncate(text, maxAnswerBytes-len(cut)) + cut
+	}
+	return text
+}
+
+// renderOutput shows head, a marker naming the omitted lines and how to
+// page them with read_file, and tail.
+func renderOutput(c proc.Capture, logRef string) string {
+	if !c.Truncated() {
+		return string(c.Head) + string(c.Tail)
+	}
+	var b strings.Builder
+	b.Grow(len(c.Head) + len(c.Tail) + 160)
+	b.Write(c.Head)
+	if len(c.Head) > 0 && c.Head[len(c.Head)-1] != '\n' {
+		b.WriteByte('\n')
+	}
+	fmt.Fprintf(&b, "... %d lines omitted (%d bytes); read them with read_file {\"path\":%q,\"start_line\":%d} ...\n",
+		c.OmittedLines, c.OmittedBytes, logRef, c.HeadLines()+1)
+	b.Write(c.Tail)
+	return b.String()
+}
+
+// truncate cuts s to at most n bytes at a rune boundary.
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
+}
+
+func oneLine(s string) string {
+	return strings.Join(strings.Fields(s), " ")
+}

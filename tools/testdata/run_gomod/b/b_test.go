@@ -1,0 +1,8 @@
+package b
+
+import (
+	"fmt"
+	"testing"
+)
+
+func TestDelta(t *testing.T) { fmt.Println("DELTA RAN") }
