@@ -8,13 +8,13 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/org/mini-agent/ghapi/ghtest"
 	"github.com/org/mini-agent/internal/demo"
+	"github.com/org/mini-agent/internal/shaproxy"
 )
 
 const (
@@ -88,27 +88,27 @@ func actionReleases(t *testing.T) *releaseHost {
 }
 
 // fixtureWorkspace is the failing repository as the runner checks it out:
-// the demo example (a real bug, a failing test) and the fixer workflow,
-// committed, with origin naming acme/shop. It returns the workspace and its
-// tracked files.
-func fixtureWorkspace(t *testing.T) (string, map[string]string) {
+// the demo example (a real bug, a failing test) and the workflow under test
+// (testdata/workflows/NAME), committed, with origin naming acme/shop. It
+// returns the workspace and its tracked files.
+func fixtureWorkspace(t *testing.T, workflowName string) (string, map[string]string) {
 	t.Helper()
 	ws := t.TempDir()
 	if err := demo.Materialize(context.Background(), ws); err != nil {
 		t.Fatal(err)
 	}
-	wf, err := os.ReadFile(filepath.Join("testdata", "workflows", "fixer.yml"))
+	wf, err := os.ReadFile(filepath.Join("testdata", "workflows", workflowName))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if err := os.MkdirAll(filepath.Join(ws, ".github", "workflows"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(ws, ".github", "workflows", "mini-agent.yml"), wf, 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(ws, ".github", "workflows", workflowName), wf, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	git(t, ws, "add", "-A")
-	git(t, ws, "commit", "-q", "-m", "the fixer workflow")
+	git(t, ws, "commit", "-q", "-m", "the workflow")
 	git(t, ws, "remote", "add", "origin", "https://github.com/"+fixtureRepo+".git")
 	files := map[string]string{}
 	for _, f := range strings.Split(git(t, ws, "ls-files"), "\n") {
@@ -119,6 +119,40 @@ func fixtureWorkspace(t *testing.T) (string, map[string]string) {
 		files[f] = string(data)
 	}
 	return ws, files
+}
+
+// actFixture is one repository whose CI failed, its fake GitHub, and the
+// action under test served as org/mini-agent@v1 from a fake release host.
+type actFixture struct {
+	act, ws, workflow, actionDir, apiURL, script string
+	rel                                          *releaseHost
+	gh                                           *ghtest.Server
+	// local is the checkout's commit, which the fake knows as head.
+	local, head string
+}
+
+// newActFixture sets up the workflow testdata/workflows/NAME; policy, when
+// not empty, is the repository's .github/mini-agent.yml on main (the
+// default branch the action reads it from), not in the checkout.
+func newActFixture(t *testing.T, workflowName, policy string) *actFixture {
+	t.Helper()
+	f := &actFixture{act: requireAct(t), workflow: workflowName, rel: actionReleases(t), actionDir: actionUnderTest(t)}
+	var files map[string]string
+	f.ws, files = fixtureWorkspace(t, workflowName)
+	f.gh = ghtest.NewServer(t, fakeToken)
+	if policy != "" {
+		files[".github/mini-agent.yml"] = policy
+	}
+	f.head = f.gh.AddRepo(fixtureRepo, "main", files)
+	f.local = git(t, f.ws, "rev-parse", "HEAD")
+	proxy := shaproxy.New(t, f.gh.URL)
+	proxy.Alias(f.local, f.head)
+	f.apiURL = strings.TrimSuffix(proxy.URL, "/")
+	f.script = filepath.Join(t.TempDir(), "trajectory.jsonl")
+	if err := os.WriteFile(f.script, demo.Trajectory, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return f
 }
 
 // failingLog is the CI job log of the failing run: the fixture's real
@@ -180,28 +214,32 @@ type actRun struct {
 	outputs map[string]string
 }
 
-// runAct runs the fixer workflow of ws in act, host mode, offline.
-func runAct(t *testing.T, act, ws, apiURL string, rel *releaseHost, actionDir, eventFile, script string) actRun {
+// run runs the fixture's workflow in act for event (name and payload), in
+// host mode (steps are local processes: no Docker), offline.
+func (f *actFixture) run(t *testing.T, event string, payload []byte) actRun {
 	t.Helper()
 	tmp := t.TempDir()
-	outputs := filepath.Join(tmp, "outputs")
+	outputs, eventFile := filepath.Join(tmp, "outputs"), filepath.Join(tmp, "event.json")
+	if err := os.WriteFile(eventFile, payload, 0o644); err != nil {
+		t.Fatal(err)
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), actTimeout)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, act, "workflow_run",
-		"-W", ".github/workflows/mini-agent.yml",
+	cmd := exec.CommandContext(ctx, f.act, event,
+		"-W", ".github/workflows/"+f.workflow,
 		"-e", eventFile,
 		"-P", "ubuntu-latest=-self-hosted",
-		"--local-repository", "org/mini-agent@v1="+actionDir,
+		"--local-repository", "org/mini-agent@v1="+f.actionDir,
 		"--action-offline-mode",
 		"--action-cache-path", filepath.Join(tmp, "act-cache"),
 		"--no-cache-server",
-		"--env", "GITHUB_API_URL="+apiURL,
-		"--env", "GITHUB_SERVER_URL="+rel.URL,
-		"--env", "MINI_AGENT_SCRIPT="+script,
+		"--env", "GITHUB_API_URL="+f.apiURL,
+		"--env", "GITHUB_SERVER_URL="+f.rel.URL,
+		"--env", "MINI_AGENT_SCRIPT="+f.script,
 		"--env", "OUTPUTS_FILE="+outputs,
 		"-s", "GITHUB_TOKEN="+fakeToken,
 	)
-	cmd.Dir = ws
+	cmd.Dir = f.ws
 	// act runs the steps as its children: on a timeout, kill them all.
 	killGroupOnCancel(cmd)
 	cmd.WaitDelay = 10 * time.Second
@@ -224,7 +262,12 @@ func runAct(t *testing.T, act, ws, apiURL string, rel *releaseHost, actionDir, e
 	)
 	var log bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &log, &log
+	start := time.Now()
 	res := actRun{err: cmd.Run(), log: log.String(), outputs: map[string]string{}}
+	t.Logf("act %s (%s): %v", event, f.workflow, time.Since(start).Round(time.Millisecond))
+	if os.Getenv("ACTIONTEST_VERBOSE") != "" {
+		t.Log(res.log)
+	}
 	if data, err := os.ReadFile(outputs); err == nil {
 		for _, l := range strings.Split(strings.TrimSpace(string(data)), "\n") {
 			if k, v, ok := strings.Cut(l, "="); ok {
@@ -245,109 +288,12 @@ func goEnv(t *testing.T, name string) string {
 	return strings.TrimSpace(string(out))
 }
 
-// TestActionInAct runs the real action.yml in nektos/act (host mode, no
-// Docker, no network): the fixer workflow of a repository whose CI failed
-// installs the release binary through the action's install step (v1 → the
-// release, SHA-256 verified), runs `mini-agent action` with the script
-// provider against a fake GitHub, and publishes one PR; a second run of the
-// same failure updates that PR instead of opening another.
-func TestActionInAct(t *testing.T) {
-	act := requireAct(t)
-	rel := actionReleases(t)
-	actionDir := actionUnderTest(t)
-	ws, files := fixtureWorkspace(t)
-
-	gh := ghtest.NewServer(t, fakeToken)
-	head := gh.AddRepo(fixtureRepo, "main", files)
-	gh.AddRun(fixtureRepo, ghtest.Run{
-		ID: failingRunID, Name: "ci", HeadBranch: "main", HeadSHA: head,
-		Jobs: []ghtest.Job{{ID: 777, Name: "test", FailedStep: "Run go test ./...", Log: failingLog(t, ws)}},
-	})
-	// The failure is at the checkout's commit, which the fake knows as head.
-	local := git(t, ws, "rev-parse", "HEAD")
-	apiURL := aliasGitHub(t, gh.URL, local, head)
-	tmp := t.TempDir()
-	eventFile := filepath.Join(tmp, "event.json")
-	if err := os.WriteFile(eventFile, workflowRunEvent(t, local), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	script := filepath.Join(tmp, "trajectory.jsonl")
-	if err := os.WriteFile(script, demo.Trajectory, 0o644); err != nil {
-		t.Fatal(err)
-	}
-
-	start := time.Now()
-	first := runAct(t, act, ws, apiURL, rel, actionDir, eventFile, script)
-	t.Logf("first act run: %v", time.Since(start).Round(time.Millisecond))
-	checkActRun(t, "first run", first)
-	if got := first.outputs["status"]; got != "fixed" {
-		t.Fatalf("first run: status = %q, want fixed\n%s", got, first.log)
-	}
-	if !strings.Contains(first.log, "installed mini-agent_") || !strings.Contains(first.log, "(SHA-256 verified)") {
-		t.Errorf("the action did not install the verified release binary:\n%s", first.log)
-	}
-	if rel.downloadsOf(releaseTag) < 2 {
-		t.Errorf("release downloads = %v, want the asset and the checksums of %s", rel.downloads, releaseTag)
-	}
-	checkOutputs(t, first.outputs)
-
-	for _, c := range []struct {
-		method, path string
-		atLeast      int
-	}{
-		{"POST", "/repos/" + fixtureRepo + "/git/blobs", 1},
-		{"POST", "/repos/" + fixtureRepo + "/git/trees", 1},
-		{"POST", "/repos/" + fixtureRepo + "/git/commits", 1},
-		{"POST", "/repos/" + fixtureRepo + "/git/refs", 1},
-		{"POST", "/repos/" + fixtureRepo + "/pulls", 1},
-	} {
-		if n := gh.Count(c.method, c.path); n < c.atLeast {
-			t.Errorf("%s %s: %d calls, want at least %d", c.method, c.path, n, c.atLeast)
-		}
-	}
-	if n := gh.Count("POST", "/repos/"+fixtureRepo+"/pulls"); n != 1 {
-		t.Errorf("first run created %d PRs, want 1", n)
-	}
-	pulls := gh.Pulls(fixtureRepo)
-	if len(pulls) != 1 {
-		t.Fatalf("PRs after the first run: %d, want 1", len(pulls))
-	}
-	pr := pulls[0]
-	if !strings.HasSuffix(first.outputs["pr-url"], "/pull/"+strconv.Itoa(pr.Number)) || first.outputs["branch"] != pr.Head {
-		t.Errorf("outputs pr-url %q, branch %q; the PR is #%d on %q", first.outputs["pr-url"], first.outputs["branch"], pr.Number, pr.Head)
-	}
-	checkPRBody(t, pr.Body)
-	fixed := gh.Files(fixtureRepo, pr.Head)["cart.go"].Content
-	if !strings.Contains(fixed, "for i := 0; i < len(items); i++") {
-		t.Errorf("cart.go on %s is not fixed:\n%s", pr.Head, fixed)
-	}
-	if gh.Files(fixtureRepo, "main")["cart.go"].Content == fixed {
-		t.Error("the fix landed on main; it must go to the PR branch")
-	}
-	if n := gh.LogAuthViolations(); n != 0 {
-		t.Errorf("%d log downloads carried the token to the log host", n)
-	}
-
-	start = time.Now()
-	second := runAct(t, act, ws, apiURL, rel, actionDir, eventFile, script)
-	t.Logf("second act run: %v", time.Since(start).Round(time.Millisecond))
-	checkActRun(t, "second run", second)
-	if n := gh.Count("POST", "/repos/"+fixtureRepo+"/pulls"); n != 1 {
-		t.Errorf("after the second run %d PRs were created, want still 1 (update, not duplicate)", n)
-	}
-	if pulls := gh.Pulls(fixtureRepo); len(pulls) != 1 || second.outputs["pr-url"] != first.outputs["pr-url"] {
-		t.Errorf("second run: %d PRs, pr-url %q (first %q)", len(pulls), second.outputs["pr-url"], first.outputs["pr-url"])
-	}
-	if gh.Count("PATCH", "/repos/"+fixtureRepo+"/pulls/") == 0 {
-		t.Error("the second run did not update the existing PR")
-	}
-}
-
-// checkActRun fails on a failed act run, an image pull, or a network attempt.
-func checkActRun(t *testing.T, what string, r actRun) {
+// checkActRun fails on an image pull, a network attempt, or an act exit
+// status other than wanted (a job with a failed step fails).
+func checkActRun(t *testing.T, what string, r actRun, jobFails bool) {
 	t.Helper()
-	if r.err != nil {
-		t.Fatalf("%s: act: %v\n%s", what, r.err, r.log)
+	if (r.err != nil) != jobFails {
+		t.Fatalf("%s: act: %v (want the job to fail: %v)\n%s", what, r.err, jobFails, r.log)
 	}
 	for _, bad := range []string{"docker pull", "Pulling image", "🐳", "127.0.0.1:9"} {
 		if strings.Contains(r.log, bad) {
@@ -381,21 +327,23 @@ func checkOutputs(t *testing.T, out map[string]string) {
 	}
 }
 
-// checkPRBody checks what the PR tells the maintainer.
-func checkPRBody(t *testing.T, body string) {
+// checkPRBody checks what the PR tells the maintainer; runLink ends the
+// URL of the failing run.
+func checkPRBody(t *testing.T, body, runLink string) {
 	t.Helper()
 	for _, want := range []string{
 		"Prices are in cents",     // the model's assumption, verbatim
 		"apply_patch", "run_test", // the step trace
-		"<details",          // ... in a collapsible block
-		"go test",           // the validation the harness ran
-		"actions/runs/4242", // the failing run
+		"<details",              // ... in a collapsible block
+		"`go test ./...`",       // the validation the harness ran
+		runLink,                 // the failing run
+		"mini-agent:signature=", // the hidden marker
 	} {
 		if !strings.Contains(body, want) {
 			t.Errorf("the PR body lacks %q:\n%s", want, body)
 		}
 	}
-	if !regexp.MustCompile(`(?i)assumption`).MatchString(body) {
+	if !regexp.MustCompile(`(?im)^#+ .*assumptions`).MatchString(body) {
 		t.Errorf("the PR body has no assumptions section:\n%s", body)
 	}
 	if strings.Contains(body, fakeToken) {

@@ -3,10 +3,10 @@ package actiontest
 import (
 	"os"
 	"path/filepath"
-	"regexp"
 	"runtime"
-	"strings"
 	"testing"
+
+	"go.yaml.in/yaml/v3"
 )
 
 // repoRoot is the module root: this file lives in internal/actiontest.
@@ -33,99 +33,94 @@ func readRepoFile(tb testing.TB, rel string) string {
 	return string(b)
 }
 
-// indentOf counts leading spaces.
-func indentOf(line string) int { return len(line) - len(strings.TrimLeft(line, " ")) }
-
-// block returns the lines nested under the first line matching header
-// (a regexp applied to the trimmed line), i.e. the following lines indented
-// deeper than it, blank lines included. ok is false when no line matches.
-func block(lines []string, header string) (body []string, ok bool) {
-	re := regexp.MustCompile(header)
-	for i, l := range lines {
-		if !re.MatchString(strings.TrimSpace(l)) {
-			continue
-		}
-		in := indentOf(l)
-		for _, m := range lines[i+1:] {
-			if strings.TrimSpace(m) != "" && indentOf(m) <= in {
-				break
-			}
-			body = append(body, m)
-		}
-		return body, true
-	}
-	return nil, false
+// step is a workflow or composite-action step.
+type step struct {
+	Name  string            `yaml:"name"`
+	ID    string            `yaml:"id"`
+	If    string            `yaml:"if"`
+	Uses  string            `yaml:"uses"`
+	Run   string            `yaml:"run"`
+	Shell string            `yaml:"shell"`
+	Env   map[string]string `yaml:"env"`
+	With  map[string]string `yaml:"with"`
 }
 
-// dedent removes the common leading indentation and trailing blank lines.
-func dedent(lines []string) string {
-	least := -1
-	for _, l := range lines {
-		if strings.TrimSpace(l) != "" && (least < 0 || indentOf(l) < least) {
-			least = indentOf(l)
-		}
-	}
-	var out []string
-	for _, l := range lines {
-		if len(l) >= least && least > 0 {
-			l = l[least:]
-		}
-		out = append(out, strings.TrimRight(l, " "))
-	}
-	return strings.TrimRight(strings.Join(out, "\n"), "\n") + "\n"
+// workflow is the part of a workflow file the tests read.
+type workflow struct {
+	Name string            `yaml:"name"`
+	Env  map[string]string `yaml:"env"`
+	Jobs map[string]struct {
+		Env      map[string]string `yaml:"env"`
+		Strategy struct {
+			Matrix struct {
+				Include []map[string]string `yaml:"include"`
+			} `yaml:"matrix"`
+		} `yaml:"strategy"`
+		Steps []step `yaml:"steps"`
+	} `yaml:"jobs"`
 }
 
-// stepRun returns the `run: |` script of the workflow step named name.
-func stepRun(tb testing.TB, workflow, name string) string {
+// action is action.yml.
+type action struct {
+	Name   string `yaml:"name"`
+	Inputs map[string]struct {
+		Description string  `yaml:"description"`
+		Default     *string `yaml:"default"`
+	} `yaml:"inputs"`
+	Outputs map[string]struct {
+		Description string `yaml:"description"`
+		Value       string `yaml:"value"`
+	} `yaml:"outputs"`
+	Runs struct {
+		Using string `yaml:"using"`
+		Steps []step `yaml:"steps"`
+	} `yaml:"runs"`
+}
+
+// loadYAML parses a repository file strictly into v.
+func loadYAML(tb testing.TB, rel string, v any) {
 	tb.Helper()
-	lines := strings.Split(workflow, "\n")
-	for i, l := range lines {
-		t := strings.TrimSpace(l)
-		if t != "- name: "+name {
-			continue
-		}
-		// The step's keys are indented two past its "- ".
-		keyIndent := indentOf(l) + 2
-		for j := i + 1; j < len(lines); j++ {
-			m := lines[j]
-			if strings.TrimSpace(m) != "" && indentOf(m) < keyIndent {
-				break
-			}
-			if indentOf(m) == keyIndent && strings.TrimSpace(m) == "run: |" {
-				body, _ := block(lines[j:], `^run: \|$`)
-				return dedent(body)
-			}
-		}
-		tb.Fatalf("step %q has no `run: |` block", name)
+	if err := yaml.Unmarshal([]byte(readRepoFile(tb, rel)), v); err != nil {
+		tb.Fatalf("%s: %v", rel, err)
 	}
-	tb.Fatalf("no step named %q", name)
-	return ""
 }
 
-// mapping returns the "key: value" pairs directly under the first line
-// matching header, at the first nested indentation.
-func mapping(tb testing.TB, text, header string) map[string]string {
+func loadWorkflow(tb testing.TB, rel string) workflow {
 	tb.Helper()
-	body, ok := block(strings.Split(text, "\n"), header)
-	if !ok {
-		tb.Fatalf("no %q block", header)
+	var w workflow
+	loadYAML(tb, rel, &w)
+	return w
+}
+
+func loadAction(tb testing.TB) action {
+	tb.Helper()
+	var a action
+	loadYAML(tb, "action.yml", &a)
+	return a
+}
+
+// stepNamed returns the step of job with the given name.
+func (w workflow) stepNamed(tb testing.TB, job, name string) step {
+	tb.Helper()
+	for _, s := range w.Jobs[job].Steps {
+		if s.Name == name {
+			return s
+		}
 	}
-	out := map[string]string{}
-	in := -1
-	for _, l := range body {
-		if strings.TrimSpace(l) == "" || strings.HasPrefix(strings.TrimSpace(l), "#") {
-			continue
+	tb.Fatalf("workflow %q: job %q has no step %q", w.Name, job, name)
+	return step{}
+}
+
+// stepID returns the composite step with the given id.
+func (a action) stepID(tb testing.TB, id string) step {
+	tb.Helper()
+	for _, s := range a.Runs.Steps {
+		if s.ID == id {
+			return s
 		}
-		if in < 0 {
-			in = indentOf(l)
-		}
-		if indentOf(l) != in {
-			continue
-		}
-		k, v, _ := strings.Cut(strings.TrimSpace(l), ":")
-		out[k] = strings.Trim(strings.TrimSpace(v), `"`)
 	}
-	return out
+	tb.Fatalf("action.yml: no step with id %q", id)
+	return step{}
 }
 
 // filepathGlob lists the repository files matching a slash pattern, as slash

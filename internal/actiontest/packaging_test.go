@@ -1,6 +1,8 @@
 package actiontest
 
 import (
+	"cmp"
+	"errors"
 	"maps"
 	"os/exec"
 	"regexp"
@@ -22,28 +24,15 @@ var runners = []runner{
 	{"Windows", "ARM64", "windows", "arm64"},
 }
 
-// releasePlatforms parses the build matrix of release.yml.
-func releasePlatforms(t *testing.T, workflow string) [][2]string {
+// releaseAsset is release.yml's asset name for a platform: its build job's
+// ASSET with the matrix values substituted.
+func releaseAsset(t *testing.T, w workflow, goos, goarch string) string {
 	t.Helper()
-	body, ok := block(strings.Split(workflow, "\n"), `^include:$`)
-	if !ok {
-		t.Fatal("release.yml: no matrix include")
+	tmpl := w.Jobs["build"].Env["ASSET"]
+	if tmpl == "" {
+		t.Fatal("release.yml: the build job has no ASSET")
 	}
-	var out [][2]string
-	kv := regexp.MustCompile(`^(?:- )?(goos|goarch): *(\S+)$`)
-	for _, l := range body {
-		m := kv.FindStringSubmatch(strings.TrimSpace(l))
-		switch {
-		case m == nil:
-		case m[1] == "goos":
-			out = append(out, [2]string{m[2], ""})
-		case len(out) == 0 || out[len(out)-1][1] != "":
-			t.Fatalf("release.yml: goarch %q without its goos", m[2])
-		default:
-			out[len(out)-1][1] = m[2]
-		}
-	}
-	return out
+	return strings.NewReplacer("${{ matrix.goos }}", goos, "${{ matrix.goarch }}", goarch).Replace(tmpl)
 }
 
 // scriptAsset asks the install script for a runner's asset name.
@@ -53,7 +42,8 @@ func scriptAsset(t *testing.T, osName, arch string) (string, bool) {
 	cmd.Dir = repoRoot(t)
 	out, err := cmd.Output()
 	if err != nil {
-		if _, isExit := err.(*exec.ExitError); isExit {
+		var exit *exec.ExitError
+		if errors.As(err, &exit) {
 			return "", false
 		}
 		t.Fatal(err)
@@ -63,15 +53,14 @@ func scriptAsset(t *testing.T, osName, arch string) (string, bool) {
 
 func TestAssetNamesMatchTheReleaseWorkflow(t *testing.T) {
 	t.Parallel()
-	release := readRepoFile(t, ".github/workflows/release.yml")
-	platforms := releasePlatforms(t, release)
+	release := loadWorkflow(t, ".github/workflows/release.yml")
+	var platforms [][2]string
+	for _, inc := range release.Jobs["build"].Strategy.Matrix.Include {
+		platforms = append(platforms, [2]string{inc["goos"], inc["goarch"]})
+	}
 	want := [][2]string{{"linux", "amd64"}, {"linux", "arm64"}, {"darwin", "arm64"}, {"windows", "amd64"}}
 	if !slices.Equal(platforms, want) {
 		t.Fatalf("release.yml builds %v, want %v", platforms, want)
-	}
-	tmpl := regexp.MustCompile(`(?m)^\s+ASSET: (.+)$`).FindStringSubmatch(release)
-	if tmpl == nil {
-		t.Fatal("release.yml: no ASSET in the build job's env")
 	}
 	released := map[string]bool{}
 	for _, p := range platforms {
@@ -87,14 +76,13 @@ func TestAssetNamesMatchTheReleaseWorkflow(t *testing.T) {
 				}
 				return
 			}
-			name := strings.NewReplacer("${{ matrix.goos }}", r.goos, "${{ matrix.goarch }}", r.goarch).Replace(tmpl[1])
-			if !ok || got != name {
+			if name := releaseAsset(t, release, r.goos, r.goarch); !ok || got != name {
 				t.Fatalf("install script asset = %q (ok %v), release asset = %q", got, ok, name)
 			}
 		})
 	}
 
-	checksums := mapping(t, release, `^env:$`)["CHECKSUMS"]
+	checksums := release.Env["CHECKSUMS"]
 	script := readRepoFile(t, "scripts/install-action.sh")
 	m := regexp.MustCompile(`(?m)^readonly checksums_name="([^"]+)"`).FindStringSubmatch(script)
 	if checksums == "" || m == nil || m[1] != checksums {
@@ -133,22 +121,20 @@ func parseGoBuild(t *testing.T, what, text string) goBuild {
 
 func TestBuildCommandsAgree(t *testing.T) {
 	t.Parallel()
-	release := parseGoBuild(t, "release.yml", stepRun(t, readRepoFile(t, ".github/workflows/release.yml"), "Build"))
-	docker := parseGoBuild(t, "Dockerfile", readRepoFile(t, "Dockerfile"))
-	source := parseGoBuild(t, "install-action.sh", readRepoFile(t, "scripts/install-action.sh"))
-
-	want := goBuild{env: []string{"CGO_ENABLED=0"}, flags: []string{"-trimpath"},
-		ldflags: "-s -w -X main.version=V", pkg: "./cmd/mini-agent"}
-	for _, c := range []struct {
+	release := loadWorkflow(t, ".github/workflows/release.yml")
+	builds := []struct {
 		name  string
 		got   goBuild
 		extra []string // flags allowed on top of want's
 	}{
-		{"release.yml", release, nil},
-		{"Dockerfile", docker, nil},
+		{"release.yml", parseGoBuild(t, "release.yml", release.stepNamed(t, "build", "Build").Run), nil},
+		{"Dockerfile", parseGoBuild(t, "Dockerfile", readRepoFile(t, "Dockerfile")), nil},
 		// The action's path is not a checkout: no VCS stamping.
-		{"install-action.sh", source, []string{"-buildvcs=false"}},
-	} {
+		{"install-action.sh", parseGoBuild(t, "install-action.sh", readRepoFile(t, "scripts/install-action.sh")), []string{"-buildvcs=false"}},
+	}
+	want := goBuild{env: []string{"CGO_ENABLED=0"}, flags: []string{"-trimpath"},
+		ldflags: "-s -w -X main.version=V", pkg: "./cmd/mini-agent"}
+	for _, c := range builds {
 		flags := slices.DeleteFunc(slices.Clone(c.got.flags), func(f string) bool { return slices.Contains(c.extra, f) })
 		if !slices.Equal(c.got.env, want.env) || !slices.Equal(flags, want.flags) ||
 			c.got.ldflags != want.ldflags || c.got.pkg != want.pkg {
@@ -157,121 +143,130 @@ func TestBuildCommandsAgree(t *testing.T) {
 	}
 }
 
-// actionBlock returns the entries (name → their lines) of a top-level
-// mapping of action.yml such as inputs or outputs.
-func actionEntries(t *testing.T, action, top string) map[string]string {
-	t.Helper()
-	body, ok := block(strings.Split(action, "\n"), "^"+top+":$")
-	if !ok {
-		t.Fatalf("action.yml: no %s", top)
-	}
-	out := map[string]string{}
-	var cur string
-	for _, l := range body {
-		if indentOf(l) == 2 && strings.HasSuffix(strings.TrimSpace(l), ":") {
-			cur = strings.TrimSuffix(strings.TrimSpace(l), ":")
-			out[cur] = ""
-			continue
-		}
-		if cur != "" {
-			out[cur] += strings.TrimSpace(l) + "\n"
-		}
-	}
-	return out
-}
-
 var (
+	// specInputs are issue 5's inputs, plus `script` (the script provider's
+	// trajectory, which `mini-agent action` reads too).
 	specInputs = []string{"github-token", "provider", "model", "base-url", "api-key", "test-command",
-		"mode", "failure-log", "max-steps", "max-minutes", "max-cost-usd", "config"}
+		"mode", "failure-log", "max-steps", "max-minutes", "max-cost-usd", "config", "script"}
 	specOutputs = []string{"status", "pr-url", "branch", "bundle", "trace", "steps", "tokens", "cost-usd"}
 )
 
+// inputEnv is the variable the run step sets for an input: upper-cased,
+// "-" written "_", which every shell passes on to the program.
+func inputEnv(name string) string {
+	return "INPUT_" + strings.ToUpper(strings.NewReplacer(" ", "_", "-", "_").Replace(name))
+}
+
 func TestActionInputsAndOutputs(t *testing.T) {
 	t.Parallel()
-	action := readRepoFile(t, "action.yml")
-	if !regexp.MustCompile(`(?m)^  using: composite$`).MatchString(action) {
-		t.Fatal("action.yml is not a composite action")
+	a := loadAction(t)
+	if a.Runs.Using != "composite" {
+		t.Fatalf("action.yml runs using %q, want composite", a.Runs.Using)
 	}
-	inputs := actionEntries(t, action, "inputs")
-	if got := slices.Sorted(maps.Keys(inputs)); !slices.Equal(got, slices.Sorted(slices.Values(specInputs))) {
+	if got := slices.Sorted(maps.Keys(a.Inputs)); !slices.Equal(got, slices.Sorted(slices.Values(specInputs))) {
 		t.Fatalf("inputs = %v, want %v", got, specInputs)
 	}
 	defaults := map[string]string{"github-token": "${{ github.token }}", "mode": "auto", "config": ".github/mini-agent.yml"}
-	lines := strings.Split(action, "\n")
-	runEnv := mapping(t, strings.Join(mustStep(t, lines, "run"), "\n"), `^env:$`)
+	runEnv := a.stepID(t, "run").Env
 	for _, name := range specInputs {
-		body := inputs[name]
-		if !regexp.MustCompile(`(?m)^description: \S`).MatchString(body) {
+		in := a.Inputs[name]
+		if strings.TrimSpace(in.Description) == "" {
 			t.Errorf("input %s has no description", name)
 		}
-		if d, ok := defaults[name]; ok && !strings.Contains(body, "default: "+d+"\n") {
-			t.Errorf("input %s: default is not %q:\n%s", name, d, body)
+		if d, ok := defaults[name]; ok && (in.Default == nil || *in.Default != d) {
+			t.Errorf("input %s: default is not %q", name, d)
 		}
-		env := "INPUT_" + strings.ToUpper(strings.ReplaceAll(name, " ", "_"))
-		if got := runEnv[env]; got != "${{ inputs."+name+" }}" {
-			t.Errorf("run step env %s = %q, want ${{ inputs.%s }}", env, got, name)
+		if got := runEnv[inputEnv(name)]; got != "${{ inputs."+name+" }}" {
+			t.Errorf("run step env %s = %q, want ${{ inputs.%s }}", inputEnv(name), got, name)
 		}
 	}
 	for k := range runEnv {
-		if strings.HasPrefix(k, "INPUT_") && !slices.Contains(specInputs, strings.ToLower(strings.TrimPrefix(k, "INPUT_"))) {
+		if strings.HasPrefix(k, "INPUT_") && !slices.ContainsFunc(specInputs, func(n string) bool { return inputEnv(n) == k }) {
 			t.Errorf("run step sets %s, which is no input", k)
 		}
 	}
+	if run := a.stepID(t, "run").Run; !strings.Contains(run, " action") {
+		t.Errorf("the run step does not run `mini-agent action`: %q", run)
+	}
 
-	outputs := actionEntries(t, action, "outputs")
-	if got := slices.Sorted(maps.Keys(outputs)); !slices.Equal(got, slices.Sorted(slices.Values(specOutputs))) {
+	if got := slices.Sorted(maps.Keys(a.Outputs)); !slices.Equal(got, slices.Sorted(slices.Values(specOutputs))) {
 		t.Fatalf("outputs = %v, want %v", got, specOutputs)
 	}
 	for _, name := range specOutputs {
-		if !strings.Contains(outputs[name], "value: ${{ steps.run.outputs."+name+" }}\n") {
-			t.Errorf("output %s is not mapped from the run step:\n%s", name, outputs[name])
+		out := a.Outputs[name]
+		if out.Value != "${{ steps.run.outputs."+name+" }}" {
+			t.Errorf("output %s = %q, not mapped from the run step", name, out.Value)
 		}
-		if !regexp.MustCompile(`(?m)^description: \S`).MatchString(outputs[name]) {
+		if strings.TrimSpace(out.Description) == "" {
 			t.Errorf("output %s has no description", name)
 		}
 	}
+
+	install := a.stepID(t, "install")
+	for k, v := range map[string]string{
+		"MINI_AGENT_ACTION_REF":  "${{ github.action_ref }}",
+		"MINI_AGENT_ACTION_REPO": "${{ github.action_repository }}",
+		"MINI_AGENT_ACTION_PATH": "${{ github.action_path }}",
+	} {
+		// In a composite action these are only reliable through the step's
+		// env (actions/runner#2473), not as GITHUB_ACTION_* variables.
+		if install.Env[k] != v {
+			t.Errorf("install step env %s = %q, want %q", k, install.Env[k], v)
+		}
+	}
 }
 
-// mustStep returns the lines of the composite step with the given id.
-func mustStep(t *testing.T, lines []string, id string) []string {
-	t.Helper()
-	body, ok := block(lines, `^- id: `+regexp.QuoteMeta(id)+`$`)
-	if !ok {
-		t.Fatalf("action.yml: no step with id %q", id)
+// TestActionInputsMatchTheProgram checks action.yml's inputs against the
+// names `mini-agent action` reads (its inputNames list).
+func TestActionInputsMatchTheProgram(t *testing.T) {
+	t.Parallel()
+	src := readRepoFile(t, "cmd/mini-agent/action_env.go")
+	m := regexp.MustCompile(`(?s)var inputNames = \[\]string\{(.*?)\}`).FindStringSubmatch(src)
+	if m == nil {
+		t.Fatal("cmd/mini-agent/action_env.go: no `var inputNames = []string{...}`; update this test with the program's input list")
 	}
-	return body
+	var program []string
+	for _, q := range regexp.MustCompile(`"([^"]+)"`).FindAllStringSubmatch(m[1], -1) {
+		program = append(program, q[1])
+	}
+	declared := slices.Sorted(maps.Keys(loadAction(t).Inputs))
+	if !slices.Equal(slices.Sorted(slices.Values(program)), declared) {
+		t.Errorf("mini-agent action reads %v; action.yml declares %v", program, declared)
+	}
 }
 
 // TestNoExpressionsInRun guards against shell injection: no `${{ }}` inside a
-// `run:` script of the action or of the project's workflows.
+// `run:` script of the action or of the project's workflows (and every file
+// parses as YAML).
 func TestNoExpressionsInRun(t *testing.T) {
 	t.Parallel()
-	files := []string{"action.yml"}
-	entries, err := filepathGlob(repoRoot(t), ".github/workflows/*.yml")
+	files, err := filepathGlob(repoRoot(t), ".github/workflows/*.yml")
 	if err != nil {
 		t.Fatal(err)
 	}
-	files = append(files, entries...)
-	if len(files) < 2 {
+	tests, err := filepathGlob(repoRoot(t), "internal/actiontest/testdata/workflows/*.yml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	files = append(files, tests...)
+	if len(files) < 3 {
 		t.Fatalf("found only %v", files)
 	}
+	scripts := map[string][]step{"action.yml": loadAction(t).Runs.Steps}
 	for _, f := range files {
-		text := readRepoFile(t, f)
+		for _, j := range loadWorkflow(t, f).Jobs {
+			scripts[f] = append(scripts[f], j.Steps...)
+		}
+	}
+	for f, steps := range scripts {
 		n := 0
-		lines := strings.Split(text, "\n")
-		for i, l := range lines {
-			trim := strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(l), "- "))
-			if !strings.HasPrefix(trim, "run:") {
+		for _, s := range steps {
+			if s.Run == "" {
 				continue
 			}
 			n++
-			script := []string{trim}
-			if strings.HasSuffix(trim, "|") || strings.HasSuffix(trim, ">") {
-				body, _ := block(lines[i:], `^(- )?run: [|>]$`)
-				script = body
-			}
-			if s := strings.Join(script, "\n"); strings.Contains(s, "${{") {
-				t.Errorf("%s:%d: a run script interpolates an expression; pass it through env:\n%s", f, i+1, s)
+			if strings.Contains(s.Run, "${{") {
+				t.Errorf("%s: step %q interpolates an expression into its script; pass it through env:\n%s", f, cmp.Or(s.Name, s.ID), s.Run)
 			}
 		}
 		if n == 0 {

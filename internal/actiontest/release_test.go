@@ -12,7 +12,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"runtime"
 	"sort"
 	"strings"
@@ -198,12 +197,8 @@ func releaseDist(t *testing.T) (dir, asset string) {
 	if !ok {
 		t.Skipf("the release builds no binary for %s/%s", runtime.GOOS, runtime.GOARCH)
 	}
-	workflow := readRepoFile(t, ".github/workflows/release.yml")
-	tmpl := regexp.MustCompile(`(?m)^\s+ASSET: (.+)$`).FindStringSubmatch(workflow)
-	if tmpl == nil {
-		t.Fatal("release.yml: no ASSET")
-	}
-	asset = strings.NewReplacer("${{ matrix.goos }}", r.goos, "${{ matrix.goarch }}", r.goarch).Replace(tmpl[1])
+	release := loadWorkflow(t, ".github/workflows/release.yml")
+	asset = releaseAsset(t, release, r.goos, r.goarch)
 	distOnce.Do(func() {
 		var tmp string
 		if tmp, distErr = os.MkdirTemp("", "mini-agent-release-"); distErr != nil {
@@ -211,13 +206,13 @@ func releaseDist(t *testing.T) (dir, asset string) {
 		}
 		cleanups = append(cleanups, func() { os.RemoveAll(tmp) })
 		env := append(scrubbedEnv(), "RUNNER_TEMP="+tmp, "ASSET="+asset, "GOOS="+r.goos, "GOARCH="+r.goarch,
-			"VERSION=v0.0.0-actiontest", "CHECKSUMS="+mapping(t, workflow, `^env:$`)["CHECKSUMS"])
-		for _, step := range []string{"Build", "Checksums"} {
-			cmd := exec.Command("bash", "-c", stepRun(t, workflow, step))
+			"VERSION=v0.0.0-actiontest", "CHECKSUMS="+release.Env["CHECKSUMS"])
+		for _, s := range []step{release.stepNamed(t, "build", "Build"), release.stepNamed(t, "release", "Checksums")} {
+			cmd := exec.Command("bash", "-c", s.Run)
 			cmd.Dir = repoRoot(t)
 			cmd.Env = env
 			if out, err := cmd.CombinedOutput(); err != nil {
-				distErr = fmt.Errorf("release.yml step %s: %w\n%s", step, err, out)
+				distErr = fmt.Errorf("release.yml step %s: %w\n%s", s.Name, err, out)
 				return
 			}
 		}
