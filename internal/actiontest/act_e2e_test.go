@@ -2,6 +2,7 @@ package actiontest
 
 import (
 	"encoding/json"
+	"os/exec"
 	"slices"
 	"strconv"
 	"strings"
@@ -140,4 +141,32 @@ func exactCount(gh *ghtest.Server, method, path string) int {
 		}
 	}
 	return n
+}
+
+// TestWorkflowsValidInAct checks every workflow of the project and of the
+// act tests against act's strict workflow schema.
+func TestWorkflowsValidInAct(t *testing.T) {
+	t.Parallel()
+	act := requireAct(t)
+	root := repoRoot(t)
+	files, err := filepathGlob(root, ".github/workflows/*.yml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests, err := filepathGlob(root, "internal/actiontest/testdata/workflows/*.yml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range append(files, tests...) {
+		t.Run(f, func(t *testing.T) {
+			t.Parallel()
+			home := t.TempDir()
+			cmd := exec.Command(act, "--validate", "--strict", "-W", f, "-P", "ubuntu-latest=-self-hosted")
+			cmd.Dir = root
+			cmd.Env = append(scrubbedEnv(), "HOME="+home, "XDG_CONFIG_HOME="+home, "DOCKER_HOST=unix:///nonexistent/docker.sock")
+			if out, err := cmd.CombinedOutput(); err != nil {
+				t.Fatalf("act --validate --strict: %v\n%s", err, out)
+			}
+		})
+	}
 }

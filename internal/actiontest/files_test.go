@@ -3,20 +3,20 @@ package actiontest
 import (
 	"os"
 	"path/filepath"
-	"runtime"
 	"testing"
 
 	"go.yaml.in/yaml/v3"
 )
 
-// repoRoot is the module root: this file lives in internal/actiontest.
+// repoRoot is the module root: `go test` runs in the package directory,
+// internal/actiontest.
 func repoRoot(tb testing.TB) string {
 	tb.Helper()
-	_, file, _, ok := runtime.Caller(0)
-	if !ok {
-		tb.Fatal("cannot locate the test source")
+	wd, err := os.Getwd()
+	if err != nil {
+		tb.Fatal(err)
 	}
-	root := filepath.Clean(filepath.Join(filepath.Dir(file), "..", ".."))
+	root := filepath.Clean(filepath.Join(wd, "..", ".."))
 	if _, err := os.Stat(filepath.Join(root, "go.mod")); err != nil {
 		tb.Fatalf("module root %s: %v", root, err)
 	}
