@@ -25,6 +25,7 @@ RUN --mount=type=cache,target=/go/pkg/mod --mount=type=cache,target=/root/.cache
     CGO_ENABLED=0 go build -trimpath -ldflags "-s -w -X main.version=${VERSION}" -o /out/mini-agent ./cmd/mini-agent
 
 FROM ${TOOLCHAIN_IMAGE} AS toolchain
+ARG TOOLCHAIN_IMAGE
 USER root
 # git is needed at run time (the workspace diff); install it only when the
 # toolchain image lacks it, with whichever package manager the image has.
