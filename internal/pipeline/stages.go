@@ -29,12 +29,15 @@ func (o *Options) failureContext(ctx context.Context, ws *tools.Workspace, rt *t
 		return fc, nil, nil
 	}
 	fmt.Fprintf(o.Progress, "running the test command to see what fails: %s\n", o.TestCommand)
-	ro, err := rt.RunCommand(ctx, nil, nil)
+	// `go test -json` output is parsed exactly; the flag is added only when
+	// it does not change what the maintainer's command means.
+	ro, err := rt.RunRewritten(ctx, failure.GoTestJSONArgs)
 	if err != nil {
 		return nil, nil, err
 	}
 	check := checkFrom("initial run", ro)
-	fc, err := failure.Extract(bytes.NewReader([]byte(ro.Output)), fopt)
+	// The whole saved log, streamed: the error may sit anywhere in it.
+	fc, err := failure.ExtractFile(ro.LogPath, fopt)
 	if err != nil {
 		return nil, nil, err
 	}
