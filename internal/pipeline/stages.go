@@ -75,8 +75,8 @@ func validate(ctx context.Context, rt *tools.RunTest, b *bundle.Bundle) error {
 	return nil
 }
 
-// testNames turns failure ids ("pkg.TestX/sub", "path::test") into the
-// names a runner narrows by: the top-level test names.
+// testNames turns failure ids ("TestX/sub", "path::test") into the names
+// a runner narrows by.
 func testNames(ids []string) []string {
 	seen := map[string]bool{}
 	var out []string
@@ -85,9 +85,8 @@ func testNames(ids []string) []string {
 		if i := strings.LastIndex(name, "::"); i >= 0 {
 			name = name[i+2:]
 		}
-		name, _, _ = strings.Cut(name, "/")
-		if i := strings.LastIndexAny(name, ". "); i >= 0 && strings.HasPrefix(name[i+1:], "Test") {
-			name = name[i+1:]
+		if strings.HasPrefix(name, "Test") {
+			name, _, _ = strings.Cut(name, "/") // a Go subtest: narrow to its top-level test
 		}
 		if name != "" && !seen[name] {
 			seen[name] = true
