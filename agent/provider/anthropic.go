@@ -247,7 +247,7 @@ func jsonObject(raw json.RawMessage) bool {
 // anthropicOutput maps a Messages response onto agent.Output: text blocks
 // joined, tool_use blocks as tool calls, thinking blocks dropped.
 func anthropicOutput(resp *anthropic.Message) agent.Output {
-	out := agent.Output{Model: resp.Model, Usage: anthropicUsage(resp.Usage)}
+	out := agent.Output{Model: resp.Model, Usage: anthropicUsage(resp.Usage), Truncated: resp.StopReason == "max_tokens"}
 	var text []string
 	for _, b := range resp.Content {
 		switch b.Type {

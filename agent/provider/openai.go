@@ -223,7 +223,8 @@ func openAIOutput(resp *openai.ChatCompletion, autoID *atomic.Int64) (agent.Outp
 		return agent.Output{}, errors.New("response has no choices")
 	}
 	msg := resp.Choices[0].Message
-	out := agent.Output{Message: msg.Content, Model: resp.Model, Usage: openAIUsage(resp.Usage)}
+	out := agent.Output{Message: msg.Content, Model: resp.Model, Usage: openAIUsage(resp.Usage),
+		Truncated: resp.Choices[0].FinishReason == "length"}
 	if out.Message == "" && msg.Refusal != "" {
 		out.Message = msg.Refusal
 	}
