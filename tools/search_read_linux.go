@@ -4,8 +4,8 @@ package tools
 
 import (
 	"os"
-	"strings"
 	"runtime"
+	"strings"
 	"syscall"
 )
 
