@@ -48,6 +48,7 @@ type Workspace struct {
 	root      *os.Root
 	protected []string
 	runsDir   string
+	ownsRuns  bool // a temporary runs dir, removed by Close
 }
 
 // WorkspaceOptions configure OpenWorkspace.
@@ -83,7 +84,7 @@ func OpenWorkspace(dir string, opt WorkspaceOptions) (*Workspace, error) {
 			root.Close()
 			return nil, fmt.Errorf("open workspace: runs dir: %w", err)
 		}
-		w.runsDir = d
+		w.runsDir, w.ownsRuns = d, true
 	} else if err := os.MkdirAll(w.runsDir, 0o755); err != nil {
 		root.Close()
 		return nil, fmt.Errorf("open workspace: runs dir: %w", err)
@@ -98,7 +99,7 @@ func OpenWorkspace(dir string, opt WorkspaceOptions) (*Workspace, error) {
 // Close releases the root handle and removes a temporary runs dir.
 func (w *Workspace) Close() error {
 	err := w.root.Close()
-	if strings.HasPrefix(filepath.Base(w.runsDir), "mini-agent-runs-") {
+	if w.ownsRuns {
 		os.RemoveAll(w.runsDir)
 	}
 	return err
