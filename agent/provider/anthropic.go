@@ -99,14 +99,7 @@ func (m *Anthropic) apiError(err error) error {
 	if !ok {
 		return err
 	}
-	apiErr := newAPIError("anthropic", sdkErr.Response, m.apiKey)
-	if apiErr.StatusCode == 0 {
-		apiErr.StatusCode = sdkErr.StatusCode
-	}
-	if isAnthropicContextLength(apiErr) {
-		return fmt.Errorf("%w: %w", agent.ErrContextLength, apiErr)
-	}
-	return apiErr
+	return statusError("anthropic", sdkErr.Response, sdkErr.StatusCode, m.apiKey, isAnthropicContextLength)
 }
 
 // isAnthropicContextLength recognises "prompt is too long: N tokens > M

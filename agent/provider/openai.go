@@ -115,14 +115,7 @@ func (m *OpenAI) apiError(err error) error {
 	if !ok {
 		return err
 	}
-	apiErr := newAPIError("openai", sdkErr.Response, m.apiKey)
-	if apiErr.StatusCode == 0 {
-		apiErr.StatusCode = sdkErr.StatusCode
-	}
-	if isOpenAIContextLength(apiErr) {
-		return fmt.Errorf("%w: %w", agent.ErrContextLength, apiErr)
-	}
-	return apiErr
+	return statusError("openai", sdkErr.Response, sdkErr.StatusCode, m.apiKey, isOpenAIContextLength)
 }
 
 // isOpenAIContextLength recognises the context-window refusals of OpenAI
