@@ -415,6 +415,7 @@ func TestRedactionKeepsSecretsOutOfHistoryAndTrace(t *testing.T) {
 	m := &fakeModel{outs: []Output{calls(call("read", `{"q":"x"}`)), final("ok")}}
 	a, rec := newAgent(m, WorkspaceWrite{}, leak)
 	a.Redact = func(s string) string { return strings.ReplaceAll(s, canary, "***") }
+	a.System = "repository says " + canary
 	if _, err := a.Run(context.Background(), "goal mentions "+canary); err != nil {
 		t.Fatal(err)
 	}
@@ -445,5 +446,24 @@ func TestMalformedArgumentsStillSerialize(t *testing.T) {
 	b, err := json.Marshal(ToolCall{ID: "1", Name: "x", Arguments: json.RawMessage(`{"broken`)})
 	if err != nil || !strings.Contains(string(b), `"arguments":"{\"broken"`) {
 		t.Fatalf("%s %v", b, err)
+	}
+}
+
+func TestTruncatedReplyIsNotAFinalMessage(t *testing.T) {
+	t.Parallel()
+	cut := final("## Summary\nI changed the lo")
+	cut.Truncated = true
+	m := &fakeModel{outs: []Output{cut, final("## Summary\nfull answer")}}
+	a, _ := newAgent(m, WorkspaceWrite{}, &funcTool{name: "search"})
+	res, err := a.Run(context.Background(), "g")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.FinalMessage != "## Summary\nfull answer" || res.Steps != 2 {
+		t.Fatalf("result %+v", res)
+	}
+	h := m.reqs[1].Messages
+	if h[len(h)-1].Role != RoleUser || !strings.Contains(h[len(h)-1].Text, "cut off") {
+		t.Fatalf("no continuation note: %+v", h)
 	}
 }

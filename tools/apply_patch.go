@@ -9,8 +9,6 @@ import (
 	"go/scanner"
 	"go/token"
 	"io/fs"
-	"path"
-	"sort"
 	"strings"
 	"sync"
 
@@ -20,11 +18,6 @@ import (
 
 // Limits of apply_patch's answers.
 const (
-	// patchSuggestScan bounds the files walked to suggest near names for a
-	// missing path.
-	patchSuggestScan = 20000
-	// patchSuggestMax is how many near names are suggested.
-	patchSuggestMax = 5
 	// patchSyntaxErrs is how many Go syntax errors a warning quotes.
 	patchSyntaxErrs = 3
 )
@@ -135,7 +128,7 @@ func (a *ApplyPatch) Execute(ctx context.Context, args json.RawMessage) (agent.R
 	}
 	text, err := decodeApplyPatch(args)
 	if err != nil {
-		return agent.ErrorResult(agent.CodeInvalidArgument, err.Error()+"\n\n"+patch.Trailer, false), nil
+		return agent.ErrorResult(agent.CodeInvalidArgument, err.Error()+"\n\n"+patch.Trailer, true), nil
 	}
 	p, err := patch.Parse(text)
 	if err != nil {
@@ -152,7 +145,7 @@ func (a *ApplyPatch) Execute(ctx context.Context, args json.RawMessage) (agent.R
 		var pe *patch.Error
 		if errors.As(err, &pe) {
 			for _, m := range pe.Missing {
-				if near := a.nearPaths(m); len(near) > 0 {
+				if near := a.ws.Suggest(m); len(near) > 0 {
 					pe.Problems = append(pe.Problems, fmt.Sprintf("Did you mean: %s?", strings.Join(near, ", ")))
 				}
 			}
@@ -188,7 +181,8 @@ func patchErrorResult(err error) (agent.Result, error) {
 	case patch.KindUnsafePath:
 		code = agent.CodeDenied
 	}
-	return agent.ErrorResult(code, pe.Error(), false), nil
+	// A corrected patch can succeed; a refused path cannot.
+	return agent.ErrorResult(code, pe.Error(), code != agent.CodeDenied), nil
 }
 
 // checkPaths runs every touched path through the sandbox and policy and
@@ -217,63 +211,6 @@ func (a *ApplyPatch) checkPaths(p *patch.Patch) []string {
 		}
 	}
 	return denied
-}
-
-// nearPaths suggests existing files for a missing one: same name elsewhere,
-// or a close name in the same directory.
-func (a *ApplyPatch) nearPaths(missing string) []string {
-	base := strings.ToLower(path.Base(missing))
-	dir := path.Dir(missing)
-	var out []string
-	n := 0
-	fs.WalkDir(a.ws.Root().FS(), ".", func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return nil
-		}
-		if n++; n > patchSuggestScan {
-			return fs.SkipAll
-		}
-		if d.IsDir() {
-			if d.Name() == ".git" || d.Name() == "node_modules" {
-				return fs.SkipDir
-			}
-			return nil
-		}
-		b := strings.ToLower(d.Name())
-		if b == base || (path.Dir(p) == dir && editDistanceAtMost(b, base, 2)) {
-			out = append(out, p)
-		}
-		return nil
-	})
-	sort.Strings(out)
-	if len(out) > patchSuggestMax {
-		out = out[:patchSuggestMax]
-	}
-	return out
-}
-
-// editDistanceAtMost reports whether a and b are within k edits.
-func editDistanceAtMost(a, b string, k int) bool {
-	if d := len(a) - len(b); d > k || -d > k {
-		return false
-	}
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)] <= k
 }
 
 // patchSummary is the success answer: a diffstat, then warnings for Go
