@@ -23,6 +23,7 @@ Usage:
   mini-agent demo                                              the whole pipeline on a bundled example (scripted model)
   mini-agent tool NAME --workdir DIR [--test-command CMD] 'JSON-ARGS'
                                                                run one tool call, print what the model would see
+  mini-agent eval [--tasks LIST] [--shard i/n] [--json FILE]  run the eval tasks (scripted, or a real --provider)
 
 Run 'mini-agent fix -h' for the flags. Exit codes: 0 fixed and validated (or explained),
 1 not fixed, 2 usage or configuration error, 3 validation failed, 130 cancelled.
@@ -43,6 +44,8 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return runDemo(ctx, args[1:], stdout, stderr)
 	case "tool":
 		return runTool(ctx, args[1:], stdout, stderr)
+	case "eval":
+		return runEval(ctx, args[1:], stdout, stderr)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usageText)
 		return 0
