@@ -213,6 +213,19 @@ func number(v any) (float64, bool) {
 // toolOutput is one tool result as the model received it.
 type toolOutput struct {
 	tool, args, text string
+	// readable is text plus, for a JSON error result, its decoded message
+	// (JSON escapes '<', '>' and '&', which a model reads through).
+	readable string
+}
+
+func readable(text string) string {
+	var e struct {
+		Message string `json:"message"`
+	}
+	if strings.HasPrefix(text, "{") && json.Unmarshal([]byte(text), &e) == nil && e.Message != "" {
+		return text + "\n" + e.Message
+	}
+	return text
 }
 
 // toolOutputs collects the tool results in the requests sent to the model,
@@ -234,7 +247,8 @@ func toolOutputs(reqs []agent.Request) []toolOutput {
 				}
 				seen[m.ToolCallID] = true
 				c := calls[m.ToolCallID]
-				out = append(out, toolOutput{tool: firstNonEmpty(m.ToolName, c.Name), args: string(c.Arguments), text: m.Text})
+				out = append(out, toolOutput{tool: firstNonEmpty(m.ToolName, c.Name), args: string(c.Arguments), text: m.Text,
+					readable: readable(m.Text)})
 			}
 		}
 	}
@@ -268,18 +282,18 @@ func checkToolOutputs(tr *taskRun) {
 		}
 		for _, o := range picked {
 			for _, c := range s.Contains {
-				if !strings.Contains(o.text, c) {
-					tr.fail("%s lacks %q: %s", what, c, clip(o.text, 300))
+				if !strings.Contains(o.readable, c) {
+					tr.fail("%s lacks %q: %s", what, c, clip(o.readable, 300))
 				}
 			}
 			for _, c := range s.NotContains {
-				if strings.Contains(o.text, c) {
+				if strings.Contains(o.readable, c) {
 					tr.fail("%s contains %q", what, c)
 				}
 			}
 			for _, re := range s.Matches {
-				if !regexp.MustCompile(re).MatchString(o.text) {
-					tr.fail("%s does not match %q: %s", what, re, clip(o.text, 300))
+				if !regexp.MustCompile(re).MatchString(o.readable) {
+					tr.fail("%s does not match %q: %s", what, re, clip(o.readable, 300))
 				}
 			}
 			if s.MaxBytes > 0 && len(o.text) > s.MaxBytes {
