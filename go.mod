@@ -4,6 +4,8 @@ go 1.26.0
 
 require (
 	github.com/google/go-github/v62 v62.0.0
+	github.com/sethvargo/go-githubactions v1.3.0
+	go.yaml.in/yaml/v3 v3.0.4
 	golang.org/x/oauth2 v0.38.0
 )
 

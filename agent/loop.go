@@ -46,6 +46,7 @@ type run struct {
 	history []Message
 	seen    map[[32]byte]int
 	mu      sync.Mutex // guards res counters during concurrent calls
+	system  string     // the redacted instructions
 }
 
 // Run executes one task: goal is the user message. It always returns a
@@ -61,7 +62,8 @@ func (a *Agent) Run(ctx context.Context, goal string) (*RunResult, error) {
 	}
 	lim := a.Limits.withDefaults()
 	start := now()
-	r := &run{a: a, lim: lim, res: &RunResult{Model: a.ModelName, perTool: map[string]int{}}, seen: map[[32]byte]int{}}
+	r := &run{a: a, lim: lim, res: &RunResult{Model: a.ModelName, perTool: map[string]int{}}, seen: map[[32]byte]int{},
+		system: a.redact(a.System)}
 	r.emit = func(typ string, data map[string]any) {
 		if a.Events != nil {
 			a.Events.Emit(Event{Type: typ, Time: now(), Data: data})
@@ -119,8 +121,8 @@ func (r *run) loop(ctx, parent context.Context) []ToolCall {
 			res.StopReason = StopMaxSteps
 			return nil
 		}
-		elided := elide(r.history, r.a.System, r.a.Tools.Specs(), lim.ContextTokens*4/5, keepRecentTools)
-		req := Request{System: r.a.System, Messages: r.history, Tools: r.a.Tools.Specs()}
+		elided := elide(r.history, r.system, r.a.Tools.Specs(), lim.ContextTokens*4/5, keepRecentTools)
+		req := Request{System: r.system, Messages: r.history, Tools: r.a.Tools.Specs()}
 		r.emit(EventModelRequest, map[string]any{"step": res.Steps + 1, "messages": len(r.history),
 			"approx_tokens": approxTokens(req), "elided": elided})
 		t0 := time.Now()
@@ -133,7 +135,7 @@ func (r *run) loop(ctx, parent context.Context) []ToolCall {
 			if errors.Is(err, ErrContextLength) && !retriedContext {
 				retriedContext = true
 				// The provider's window is smaller than we thought: halve the history.
-				if elide(r.history, r.a.System, r.a.Tools.Specs(), approxTokens(req)/2, 1) > 0 {
+				if elide(r.history, r.system, r.a.Tools.Specs(), approxTokens(req)/2, 1) > 0 {
 					continue
 				}
 			}

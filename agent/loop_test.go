@@ -415,6 +415,7 @@ func TestRedactionKeepsSecretsOutOfHistoryAndTrace(t *testing.T) {
 	m := &fakeModel{outs: []Output{calls(call("read", `{"q":"x"}`)), final("ok")}}
 	a, rec := newAgent(m, WorkspaceWrite{}, leak)
 	a.Redact = func(s string) string { return strings.ReplaceAll(s, canary, "***") }
+	a.System = "repository says " + canary
 	if _, err := a.Run(context.Background(), "goal mentions "+canary); err != nil {
 		t.Fatal(err)
 	}

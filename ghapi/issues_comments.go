@@ -85,7 +85,9 @@ func (c *Client) FindCommentWithMarker(ctx context.Context, owner, repo string, 
 		return nil, c.fail(fmt.Sprintf("list comments on #%d", number), permPullsRead, resp, err)
 	}
 	for _, cm := range cs {
-		if hasMarkerLine(cm.GetBody(), marker) {
+		// Only a bot's comment can be ours: a person pasting the marker
+		// must not capture (or block) the tracking comment.
+		if cm.GetUser().GetType() == "Bot" && hasMarkerLine(cm.GetBody(), marker) {
 			return toComment(cm), nil
 		}
 	}

@@ -202,6 +202,29 @@ func (r *RunTest) RunCommand(ctx context.Context, tests, packages []string) (Run
 	if err != nil {
 		return RunOutcome{}, err
 	}
+	return r.run(ctx, argv, notes, len(tests) > 0)
+}
+
+// RunRewritten runs the whole command with its argv passed through rewrite
+// first, when the command is not shell syntax and rewrite accepts it (the
+// harness adds `-json` to `go test` this way for its own first run).
+func (r *RunTest) RunRewritten(ctx context.Context, rewrite func(argv []string) ([]string, bool)) (RunOutcome, error) {
+	if r.cmdErr != nil {
+		return RunOutcome{}, fmt.Errorf("%w: %w", errNotConfigured, r.cmdErr)
+	}
+	argv, notes, err := r.cmd.buildArgv(r.ws, nil, nil)
+	if err != nil {
+		return RunOutcome{}, err
+	}
+	if !r.cmd.shell {
+		if alt, ok := rewrite(slices.Clone(argv)); ok {
+			argv = alt
+		}
+	}
+	return r.run(ctx, argv, notes, false)
+}
+
+func (r *RunTest) run(ctx context.Context, argv, notes []string, narrowed bool) (RunOutcome, error) {
 	id, logPath, err := r.reserveLog()
 	if err != nil {
 		return RunOutcome{}, err
@@ -233,7 +256,7 @@ func (r *RunTest) RunCommand(ctx context.Context, tests, packages []string) (Run
 	if r.cfg.Summarize != nil {
 		out.Failing = r.cfg.Summarize(res.Stdout.Bytes())
 	}
-	out.Notes = append(out.Notes, r.diagnose(out.ExitCode, res.Stdout, len(tests) > 0)...)
+	out.Notes = append(out.Notes, r.diagnose(out.ExitCode, res.Stdout, narrowed)...)
 	if res.LogDropped > 0 {
 		out.Notes = append(out.Notes, fmt.Sprintf("the saved log %s was capped at %d bytes; the last %d bytes of output are only in the tail shown here", out.LogRef, res.LogBytes, res.LogDropped))
 	}

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/org/mini-agent/internal/glob"
@@ -27,6 +28,11 @@ const maxSymlinkHops = 40
 
 // ErrOutside is returned for any path that leaves the workspace.
 var ErrOutside = errors.New("path is outside the workspace")
+
+// ErrForbidden is returned for paths inside the workspace that the sandbox
+// refuses anyway: anything under a `.git` directory (read or write) and, for
+// writes, paths matching a protected glob.
+var ErrForbidden = errors.New("path is off limits")
 
 // Workspace is the sandbox every tool works through. Paths from the model
 // are workspace-relative; absolute paths, `..` and symlinks that leave the
@@ -178,7 +184,7 @@ func (w *Workspace) Resolve(p string) (string, error) {
 		real = "."
 	}
 	if isGitPath(real) {
-		return "", fmt.Errorf("%q: the .git directory is off limits", p)
+		return "", fmt.Errorf("%q: the .git directory is off limits: %w", p, ErrForbidden)
 	}
 	return real, nil
 }
@@ -191,7 +197,7 @@ func (w *Workspace) CheckWrite(p string) (string, error) {
 		return "", err
 	}
 	if isGitPath(clean) {
-		return "", fmt.Errorf("%q: writes to .git are always refused", p)
+		return "", fmt.Errorf("%q: writes to .git are always refused: %w", p, ErrForbidden)
 	}
 	real, err := w.Resolve(clean)
 	if err != nil {
@@ -202,7 +208,7 @@ func (w *Workspace) CheckWrite(p string) (string, error) {
 	}
 	for _, c := range []string{clean, real} {
 		if g, ok := glob.Any(w.protected, c); ok {
-			return "", fmt.Errorf("%q is protected by policy (%s)", p, g)
+			return "", fmt.Errorf("%q is protected by policy (%s): %w", p, g, ErrForbidden)
 		}
 	}
 	return real, nil
@@ -215,7 +221,121 @@ func splitPath(p string) []string {
 	return strings.Split(p, "/")
 }
 
+// isGitPath reports whether any segment of the slash-separated path p is a
+// `.git` entry (the top-level repository, a submodule's gitdir file or a
+// nested repository). The comparison ignores case because macOS and Windows
+// file systems do.
 func isGitPath(p string) bool {
-	first, _, _ := strings.Cut(p, "/")
-	return first == ".git"
+	for p != "" {
+		var seg string
+		seg, p, _ = strings.Cut(p, "/")
+		if strings.EqualFold(seg, ".git") {
+			return true
+		}
+	}
+	return false
+}
+
+// Limits of Suggest: it runs on the error path of a tool call, so its work
+// is bounded however large the workspace.
+const (
+	maxSuggestions = 5
+	// maxSuggestScan bounds the entries visited looking for candidates.
+	maxSuggestScan = 50_000
+)
+
+// Suggest returns up to five existing files whose path is nearest to p, a
+// path that does not exist: same name in another directory first, then
+// names within a small edit distance. It answers "did you mean ..." for
+// read_file and apply_patch. Ignored files and `.git` are not considered.
+func (w *Workspace) Suggest(p string) []string {
+	return w.suggest(nil, p)
+}
+
+// suggest is Suggest stopping early when done closes.
+func (w *Workspace) suggest(done <-chan struct{}, p string) []string {
+	p = strings.TrimPrefix(strings.ReplaceAll(p, "\\", "/"), "./")
+	p = strings.ToLower(path.Clean(p))
+	if p == "." || p == "" {
+		return nil
+	}
+	qDir, qBase := path.Split(p)
+	qDir = strings.TrimSuffix(qDir, "/")
+	qStem := strings.TrimSuffix(qBase, path.Ext(qBase))
+	baseLimit := max(2, len(qBase)/3)
+	pathLimit := max(2, len(p)/4)
+
+	type cand struct {
+		path  string
+		score int
+	}
+	var cands []cand
+	walkTree(done, w.root, maxSuggestScan, func(rel string, d fs.DirEntry) error {
+		if d.IsDir() {
+			return nil
+		}
+		low := strings.ToLower(rel)
+		cDir, cBase := path.Split(low)
+		cDir = strings.TrimSuffix(cDir, "/")
+		score := -1
+		switch {
+		case low == p:
+			score = 0 // differs only in case
+		case cBase == qBase:
+			score = 100 + editDistance(qDir, cDir, 99)
+		default:
+			if d := editDistance(qBase, cBase, baseLimit); d <= baseLimit {
+				score = 200 + 10*d + min(editDistance(qDir, cDir, 9), 9)
+			} else if d := editDistance(p, low, pathLimit); d <= pathLimit {
+				score = 400 + 10*d
+			} else if len(qStem) >= 3 && strings.HasPrefix(cBase, qStem) {
+				score = 500 + len(cBase) - len(qStem)
+			}
+		}
+		if score >= 0 {
+			cands = append(cands, cand{rel, score})
+		}
+		return nil
+	})
+	slices.SortFunc(cands, func(a, b cand) int {
+		if a.score != b.score {
+			return a.score - b.score
+		}
+		return strings.Compare(a.path, b.path)
+	})
+	out := make([]string, 0, min(len(cands), maxSuggestions))
+	for i := 0; i < len(cands) && i < maxSuggestions; i++ {
+		out = append(out, cands[i].path)
+	}
+	return out
+}
+
+// editDistance is the Levenshtein distance between a and b in bytes, or any
+// value above limit once the distance is known to exceed limit.
+func editDistance(a, b string, limit int) int {
+	if d := len(a) - len(b); d > limit || -d > limit {
+		return limit + 1
+	}
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		rowMin := i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+			rowMin = min(rowMin, cur[j])
+		}
+		if rowMin > limit {
+			return limit + 1
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
 }

@@ -23,6 +23,8 @@ Usage:
   mini-agent demo                                              the whole pipeline on a bundled example (scripted model)
   mini-agent tool NAME --workdir DIR [--test-command CMD] 'JSON-ARGS'
                                                                run one tool call, print what the model would see
+  mini-agent action                                            the GitHub Action entry point (inputs from INPUT_*, event from GITHUB_*)
+  mini-agent publish [--config PATH] BUNDLE                    publish a bundle under the repository's policy (two-job recipe)
   mini-agent eval [--tasks LIST] [--shard i/n] [--json FILE]  run the eval tasks (scripted, or a real --provider)
 
 Run 'mini-agent fix -h' for the flags. Exit codes: 0 fixed and validated (or explained),
@@ -44,6 +46,10 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return runDemo(ctx, args[1:], stdout, stderr)
 	case "tool":
 		return runTool(ctx, args[1:], stdout, stderr)
+	case "action":
+		return runAction(ctx, args[1:], stdout, stderr)
+	case "publish":
+		return runPublish(ctx, args[1:], stdout, stderr)
 	case "eval":
 		return runEval(ctx, args[1:], stdout, stderr)
 	case "help", "-h", "--help":

@@ -357,3 +357,35 @@ func TestCancellationKillsTheTestProcessTree(t *testing.T) {
 		t.Fatalf("bundle status %s", b.Status)
 	}
 }
+
+func TestExplainWithActionsFailureLog(t *testing.T) {
+	t.Parallel()
+	ws, out := workspace(t), t.TempDir()
+	r := runBinary(t, context.Background(), nil, append([]string{"explain"},
+		jobArgs(ws, out, "--provider", "script", "--script", "testdata/explain.jsonl",
+			"--failure-log", "testdata/actions-cart.log")...)...)
+	if r.code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	if strings.Contains(r.stderr, "running the test command") {
+		t.Error("the harness ran the tests although a failure log was given")
+	}
+	b := readBundle(t, filepath.Join(out, "bundle.json"))
+	if len(b.FailingTests) != 1 || !strings.Contains(b.FailingTests[0], "TestTotal") {
+		t.Fatalf("failing tests %v", b.FailingTests)
+	}
+	goal := traceEvents(t, filepath.Join(out, "trace.jsonl"))[0]["data"].(map[string]any)["goal"].(string)
+	for _, want := range []string{"TestTotal", "cart_test.go:8", "Total(items, 0) = 1200, want 1500", "Test command: go test ./..."} {
+		if !strings.Contains(goal, want) {
+			t.Errorf("goal lacks %q:\n%s", want, goal)
+		}
+	}
+	for _, noise := range []string{"##[group]", "actions/checkout", "2026-11-29T12"} {
+		if strings.Contains(goal, noise) {
+			t.Errorf("goal carries log noise %q", noise)
+		}
+	}
+	if !strings.Contains(r.stdout, "diagnosis (read-only)") || !strings.Contains(r.stdout, "cart.go:14") {
+		t.Errorf("report:\n%s", r.stdout)
+	}
+}

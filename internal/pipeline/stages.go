@@ -29,12 +29,15 @@ func (o *Options) failureContext(ctx context.Context, ws *tools.Workspace, rt *t
 		return fc, nil, nil
 	}
 	fmt.Fprintf(o.Progress, "running the test command to see what fails: %s\n", o.TestCommand)
-	ro, err := rt.RunCommand(ctx, nil, nil)
+	// `go test -json` output is parsed exactly; the flag is added only when
+	// it does not change what the maintainer's command means.
+	ro, err := rt.RunRewritten(ctx, failure.GoTestJSONArgs)
 	if err != nil {
 		return nil, nil, err
 	}
 	check := checkFrom("initial run", ro)
-	fc, err := failure.Extract(bytes.NewReader([]byte(ro.Output)), fopt)
+	// The whole saved log, streamed: the error may sit anywhere in it.
+	fc, err := failure.ExtractFile(ro.LogPath, fopt)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -72,8 +75,8 @@ func validate(ctx context.Context, rt *tools.RunTest, b *bundle.Bundle) error {
 	return nil
 }
 
-// testNames turns failure ids ("pkg.TestX/sub", "path::test") into the
-// names a runner narrows by: the top-level test names.
+// testNames turns failure ids ("TestX/sub", "path::test") into the names
+// a runner narrows by.
 func testNames(ids []string) []string {
 	seen := map[string]bool{}
 	var out []string
@@ -82,9 +85,8 @@ func testNames(ids []string) []string {
 		if i := strings.LastIndex(name, "::"); i >= 0 {
 			name = name[i+2:]
 		}
-		name, _, _ = strings.Cut(name, "/")
-		if i := strings.LastIndexAny(name, ". "); i >= 0 && strings.HasPrefix(name[i+1:], "Test") {
-			name = name[i+1:]
+		if strings.HasPrefix(name, "Test") {
+			name, _, _ = strings.Cut(name, "/") // a Go subtest: narrow to its top-level test
 		}
 		if name != "" && !seen[name] {
 			seen[name] = true

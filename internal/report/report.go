@@ -155,6 +155,7 @@ func Usage(b *bundle.Bundle) string {
 	model := b.Model
 	if b.Provider == "script" {
 		model += " (scripted replay, no real model)"
+		cost = "n/a (scripted)"
 	}
 	return fmt.Sprintf("Model `%s` · %d model turns · %d input + %d output tokens (%d cached) · cost %s · wall time %.1fs",
 		model, b.Run.Steps, b.Usage.InputTokens, b.Usage.OutputTokens, b.Usage.CacheReadTokens, cost, b.Run.Duration)

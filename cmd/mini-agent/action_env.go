@@ -1,0 +1,255 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/org/mini-agent/agent"
+	"github.com/sethvargo/go-githubactions"
+)
+
+// Exit codes of `mini-agent action` and `mini-agent publish` beyond the
+// pipeline's (0 ok, 1 not fixed, 2 configuration, 3 validation failed, 130
+// cancelled).
+const (
+	// ExitFailed: a GitHub API error, or publishing refused the bundle.
+	ExitFailed = 4
+)
+
+// Limits of the action.
+const (
+	// maxEventBytes bounds GITHUB_EVENT_PATH.
+	maxEventBytes = 25 << 20
+	// maxJobLogBytes bounds one job's log; maxLogBytes all of them.
+	maxJobLogBytes = 32 << 20
+	maxLogBytes    = 96 << 20
+)
+
+// actionEnv is everything the action reads from outside: the environment
+// (inputs and the runner's GITHUB_* variables) and where workflow commands
+// go. Tests inject all of it; nothing reads the process environment.
+type actionEnv struct {
+	Getenv  func(string) string
+	Environ []string
+	// Stdout receives workflow commands and the log.
+	Stdout io.Writer
+	Stderr io.Writer
+	// HTTPClient and WriteInterval configure the GitHub client (tests).
+	HTTPClient    *http.Client
+	WriteInterval time.Duration
+}
+
+func processEnv(stdout, stderr io.Writer) actionEnv {
+	return actionEnv{Getenv: os.Getenv, Environ: os.Environ(), Stdout: stdout, Stderr: stderr}
+}
+
+// inputNames are the action's inputs (action.yml). Each is read from
+// INPUT_<NAME> with "-" as "_" (what a composite action's `env:` sets),
+// then with "-" kept (what the runner sets for JavaScript and Docker actions).
+var inputNames = []string{"github-token", "provider", "model", "base-url", "api-key", "test-command", "mode",
+	"failure-log", "max-steps", "max-minutes", "max-cost-usd", "config", "script"}
+
+// secretInputEnv are the environment names that may hold the token or the
+// API key: scrubbed from the test command's environment and redacted.
+var secretInputEnv = []string{"INPUT_GITHUB_TOKEN", "INPUT_GITHUB-TOKEN", "INPUT_API_KEY", "INPUT_API-KEY"}
+
+type inputs struct {
+	Token, Provider, Model, BaseURL, APIKey, TestCommand, Mode, FailureLog, Config, Script string
+	MaxSteps, MaxMinutes                                                                   int
+	MaxCostUSD                                                                             float64
+}
+
+func readInputs(gha *githubactions.Action) (inputs, error) {
+	values := make(map[string]string, len(inputNames))
+	for _, name := range inputNames {
+		v := gha.GetInput(strings.ReplaceAll(name, "-", "_"))
+		if v == "" {
+			v = gha.GetInput(name)
+		}
+		values[name] = v
+	}
+	get := func(name string) string { return values[name] }
+	in := inputs{Token: get("github-token"), Provider: get("provider"), Model: get("model"), BaseURL: get("base-url"),
+		APIKey: get("api-key"), TestCommand: get("test-command"), Mode: get("mode"), FailureLog: get("failure-log"),
+		Config: get("config"), Script: get("script")}
+	if in.Token == "" {
+		in.Token = strings.TrimSpace(gha.Getenv("GITHUB_TOKEN"))
+	}
+	if in.Script == "" {
+		in.Script = gha.Getenv("MINI_AGENT_SCRIPT")
+	}
+	// Mask before anything else is printed.
+	for _, s := range []string{in.Token, in.APIKey} {
+		if s != "" {
+			gha.AddMask(s)
+		}
+	}
+	var bad []string
+	num := func(name string, dst *int) {
+		if v := get(name); v != "" {
+			n, err := strconv.Atoi(v)
+			if err != nil || n <= 0 {
+				bad = append(bad, fmt.Sprintf("%s=%q is not a positive whole number", name, v))
+			}
+			*dst = n
+		}
+	}
+	num("max-steps", &in.MaxSteps)
+	num("max-minutes", &in.MaxMinutes)
+	if v := get("max-cost-usd"); v != "" {
+		f, err := strconv.ParseFloat(v, 64)
+		if err != nil || f <= 0 || f > 1e6 {
+			bad = append(bad, fmt.Sprintf("max-cost-usd=%q is not a positive amount", v))
+		}
+		in.MaxCostUSD = f
+	}
+	switch strings.ToLower(in.Mode) {
+	case "", "auto", "fix", "explain":
+	default:
+		bad = append(bad, fmt.Sprintf("mode=%q is not auto, fix or explain", in.Mode))
+	}
+	switch strings.ToLower(in.Provider) {
+	case "", "openai", "anthropic", "script":
+	default:
+		bad = append(bad, fmt.Sprintf("provider=%q is not openai, anthropic or script", in.Provider))
+	}
+	if len(bad) > 0 {
+		return in, fmt.Errorf("bad inputs: %s", strings.Join(bad, "; "))
+	}
+	return in, nil
+}
+
+// detectTestCommand guesses the test command from the files at the
+// workspace root: go.mod, package.json, Cargo.toml, Python project files.
+func detectTestCommand(dir string) string {
+	for _, c := range []struct{ file, cmd string }{
+		{"go.mod", "go test ./..."},
+		{"package.json", "npm test"},
+		{"Cargo.toml", "cargo test"},
+		{"pyproject.toml", "pytest"},
+		{"pytest.ini", "pytest"},
+		{"setup.cfg", "pytest"},
+	} {
+		if _, err := os.Stat(filepath.Join(dir, c.file)); err == nil {
+			return c.cmd
+		}
+	}
+	return ""
+}
+
+// groupSink opens a log group per tool call (::group:: ... ::endgroup::),
+// so the Actions log shows one collapsible entry per agent step.
+type groupSink struct {
+	mu   sync.Mutex
+	gha  *githubactions.Action
+	open bool
+}
+
+// Emit implements agent.EventSink.
+func (g *groupSink) Emit(e agent.Event) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	switch e.Type {
+	case agent.EventToolStart:
+		if g.open {
+			g.gha.EndGroup()
+		}
+		g.gha.Group(oneLine(fmt.Sprintf("step %v: %v %v", e.Data["step"], e.Data["tool"], e.Data["args"])))
+		g.open = true
+	case agent.EventToolEnd:
+		if g.open {
+			g.gha.EndGroup()
+			g.open = false
+		}
+	}
+}
+
+func (g *groupSink) close() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.open {
+		g.gha.EndGroup()
+		g.open = false
+	}
+}
+
+func oneLine(s string) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if len(s) > 200 {
+		s = s[:200] + "…"
+	}
+	return s
+}
+
+// commandSafeWriter neutralises workflow commands at line starts ("::" and
+// the legacy "##[") in text the action does not control (progress lines
+// that quote model arguments), so nothing it prints can set outputs, masks
+// or environment.
+type commandSafeWriter struct {
+	mu   sync.Mutex
+	w    io.Writer
+	bol  bool
+	lock *sync.Mutex // shared with the groups' writer, so lines never interleave
+}
+
+func newCommandSafeWriter(w io.Writer, lock *sync.Mutex) *commandSafeWriter {
+	return &commandSafeWriter{w: w, bol: true, lock: lock}
+}
+
+func (c *commandSafeWriter) Write(p []byte) (int, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var out bytes.Buffer
+	for _, line := range bytes.SplitAfter(p, []byte("\n")) {
+		if len(line) == 0 {
+			continue
+		}
+		if c.bol {
+			t := bytes.TrimLeft(line, " \t")
+			if bytes.HasPrefix(t, []byte("::")) || bytes.HasPrefix(t, []byte("##[")) {
+				out.WriteString("  ")
+			}
+		}
+		out.Write(line)
+		c.bol = line[len(line)-1] == '\n'
+	}
+	if c.lock != nil {
+		c.lock.Lock()
+		defer c.lock.Unlock()
+	}
+	if _, err := c.w.Write(out.Bytes()); err != nil {
+		return 0, err
+	}
+	return len(p), nil
+}
+
+// lockedWriter serialises writes to the shared stdout.
+type lockedWriter struct {
+	mu *sync.Mutex
+	w  io.Writer
+}
+
+func (l lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
+}
+
+// apiKeyGetenv answers the providers' key variables with the api-key input
+// when it is set, and the environment otherwise.
+func apiKeyGetenv(getenv func(string) string, apiKey string) func(string) string {
+	return func(name string) string {
+		if apiKey != "" && (name == "OPENAI_API_KEY" || name == "ANTHROPIC_API_KEY") {
+			return apiKey
+		}
+		return getenv(name)
+	}
+}

@@ -1,0 +1,128 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/sethvargo/go-githubactions"
+)
+
+func TestReadInputs(t *testing.T) {
+	t.Parallel()
+	vars := map[string]string{
+		"INPUT_GITHUB-TOKEN":  "ghs_hyphenated_form_token",
+		"INPUT_API_KEY":       "sk-underscore-form",
+		"INPUT_MAX_STEPS":     " 12 ",
+		"INPUT_MAX-COST-USD":  "0.75",
+		"INPUT_TEST_COMMAND":  "make test",
+		"INPUT_MODE":          "Explain",
+		"INPUT_MAX_MINUTES":   "",
+		"GITHUB_TOKEN":        "ghs_ignored_when_the_input_is_set",
+		"INPUT_FAILURE_LOG":   "out/test.log",
+		"INPUT_CONFIG":        ".github/bot.yml",
+		"INPUT_PROVIDER":      "anthropic",
+		"INPUT_BASE-URL":      "https://llm.example.com/v1",
+		"INPUT_MODEL":         "claude-sonnet-4-5",
+		"INPUT_SCRIPT":        "",
+		"MINI_AGENT_SCRIPT":   "/tmp/t.jsonl",
+		"INPUT_UNKNOWN_INPUT": "x",
+	}
+	var out bytes.Buffer
+	gha := githubactions.New(githubactions.WithGetenv(func(k string) string { return vars[k] }), githubactions.WithWriter(&out))
+	in, err := readInputs(gha)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := inputs{Token: "ghs_hyphenated_form_token", APIKey: "sk-underscore-form", MaxSteps: 12, MaxCostUSD: 0.75,
+		TestCommand: "make test", Mode: "Explain", FailureLog: "out/test.log", Config: ".github/bot.yml", Provider: "anthropic",
+		BaseURL: "https://llm.example.com/v1", Model: "claude-sonnet-4-5", Script: "/tmp/t.jsonl"}
+	if in != want {
+		t.Errorf("inputs =\n%+v\nwant\n%+v", in, want)
+	}
+	if got := out.String(); got != "::add-mask::ghs_hyphenated_form_token\n::add-mask::sk-underscore-form\n" {
+		t.Errorf("masks = %q", got)
+	}
+
+	for _, bad := range []map[string]string{
+		{"INPUT_MAX_STEPS": "0"}, {"INPUT_MAX_MINUTES": "ten"}, {"INPUT_MAX_COST_USD": "-1"},
+		{"INPUT_MODE": "yolo"}, {"INPUT_PROVIDER": "gpt"},
+	} {
+		gha := githubactions.New(githubactions.WithGetenv(func(k string) string { return bad[k] }), githubactions.WithWriter(&out))
+		if _, err := readInputs(gha); err == nil {
+			t.Errorf("%v accepted", bad)
+		}
+	}
+	gha = githubactions.New(githubactions.WithGetenv(func(k string) string { return map[string]string{"GITHUB_TOKEN": "ghs_env"}[k] }), githubactions.WithWriter(&out))
+	if in, _ := readInputs(gha); in.Token != "ghs_env" {
+		t.Errorf("GITHUB_TOKEN fallback: %q", in.Token)
+	}
+}
+
+func TestDetectTestCommand(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		files []string
+		want  string
+	}{
+		{[]string{"go.mod", "package.json"}, "go test ./..."},
+		{[]string{"package.json"}, "npm test"},
+		{[]string{"Cargo.toml"}, "cargo test"},
+		{[]string{"pyproject.toml"}, "pytest"},
+		{[]string{"pytest.ini"}, "pytest"},
+		{[]string{"setup.cfg"}, "pytest"},
+		{[]string{"README.md", "sub/go.mod"}, ""},
+	}
+	for _, tt := range tests {
+		dir := t.TempDir()
+		for _, f := range tt.files {
+			writeFile(t, filepath.Join(dir, f), "x\n")
+		}
+		if got := detectTestCommand(dir); got != tt.want {
+			t.Errorf("%v: %q, want %q", tt.files, got, tt.want)
+		}
+	}
+}
+
+func TestCommandSafeWriter(t *testing.T) {
+	t.Parallel()
+	var out bytes.Buffer
+	w := newCommandSafeWriter(&out, &sync.Mutex{})
+	for _, s := range []string{"step 1 ok\n", "::set-output name=status::fixed\n", "  ::add-mask::x\n##[error]fake\n", "partial ", "::not-at-line-start\n", "::"} {
+		if _, err := w.Write([]byte(s)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, line := range strings.Split(out.String(), "\n") {
+		if strings.HasPrefix(line, "::") || strings.HasPrefix(line, "##[") {
+			t.Errorf("workflow command survived: %q", line)
+		}
+	}
+	if !strings.Contains(out.String(), "partial ::not-at-line-start") || !strings.Contains(out.String(), "step 1 ok") {
+		t.Errorf("ordinary text changed:\n%s", out.String())
+	}
+}
+
+func TestActionHelp(t *testing.T) {
+	t.Parallel()
+	sc, pr := prScene(t, "allowed-bots: [\"renovate[bot]\"]\n")
+	id := sc.s.AddComment(testRepo, pr, "hubot", "OWNER", "/mini-agent help")
+	env, vars, stdout := sc.env(t, "issue_comment", commentPayload(pr, id, "hubot", "User", "OWNER", "/mini-agent help"), nil)
+	if code := actionMain(t.Context(), env); code != 0 {
+		t.Fatalf("exit %d\n%s", code, stdout)
+	}
+	if out := outputs(t, vars["GITHUB_OUTPUT"]); out["status"] != "skipped" {
+		t.Errorf("outputs = %v", out)
+	}
+	c := sc.s.Comments(testRepo, pr)
+	if len(c) != 2 || !strings.Contains(c[1].Body, "/mini-agent explain") || !strings.Contains(c[1].Body, "renovate[bot]") ||
+		len(c[0].Reactions) != 1 {
+		t.Errorf("comments = %+v", c)
+	}
+	if _, err := os.Stat(filepath.Join(env.Getenv("RUNNER_TEMP"), "mini-agent", "bundle.json")); err == nil {
+		t.Error("help ran the agent")
+	}
+}

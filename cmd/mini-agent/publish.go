@@ -1,0 +1,101 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+
+	"github.com/org/mini-agent/ghapi"
+	"github.com/org/mini-agent/internal/bundle"
+	"github.com/org/mini-agent/internal/config"
+	"github.com/org/mini-agent/internal/pipeline"
+	"github.com/org/mini-agent/internal/publish"
+	"github.com/org/mini-agent/internal/route"
+	"github.com/sethvargo/go-githubactions"
+)
+
+const publishUsage = `Usage: mini-agent publish [--config PATH] BUNDLE
+
+Publishes a bundle made by 'mini-agent fix --bundle BUNDLE' in an earlier,
+read-only job of the same workflow run: the event is routed again and the
+repository's policy (read from the default branch) is applied to the bundle
+before anything is written. Needs GITHUB_TOKEN (or INPUT_GITHUB_TOKEN) with
+contents and pull-requests write permission, and the runner's GITHUB_EVENT_*
+variables. Sets the same outputs as the action when GITHUB_OUTPUT is set.
+`
+
+// runPublish is `mini-agent publish BUNDLE`, the write half of the two-job
+// recipe.
+func runPublish(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("publish", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() { fmt.Fprint(stderr, publishUsage); fs.PrintDefaults() }
+	cfgPath := fs.String("config", "", "policy file in the repository (default "+config.DefaultPath+")")
+	if err := fs.Parse(args); err != nil {
+		return pipeline.ExitUsage
+	}
+	if fs.NArg() != 1 {
+		fs.Usage()
+		return pipeline.ExitUsage
+	}
+	return publishMain(ctx, processEnv(stdout, stderr), fs.Arg(0), *cfgPath)
+}
+
+func publishMain(ctx context.Context, env actionEnv, bundlePath, cfgPath string) int {
+	a := &actionRun{ctx: ctx, env: env, out: map[string]string{}}
+	a.gha = githubactions.New(githubactions.WithGetenv(env.Getenv), githubactions.WithWriter(lockedWriter{&a.lock, env.Stdout}))
+	status, code, summary := a.publishBundle(ctx, bundlePath, cfgPath)
+	a.out["status"] = status
+	a.finish(summary)
+	return code
+}
+
+func (a *actionRun) publishBundle(ctx context.Context, path, cfgPath string) (string, int, string) {
+	in, err := readInputs(a.gha)
+	if cfgPath != "" {
+		in.Config = cfgPath
+	}
+	a.in = in
+	if err != nil {
+		return a.fail(pipeline.ExitUsage, err)
+	}
+	if in.Token == "" {
+		return a.fail(pipeline.ExitUsage, errors.New("GITHUB_TOKEN (or INPUT_GITHUB_TOKEN) is empty: publish needs a token with write permissions"))
+	}
+	b, err := bundle.Read(path)
+	if err != nil {
+		return a.fail(pipeline.ExitUsage, err)
+	}
+	a.out["bundle"] = path
+	ev, err := a.event()
+	if err != nil {
+		return a.fail(pipeline.ExitUsage, err)
+	}
+	if a.gh, err = ghapi.New(ctx, ghapi.Options{Token: in.Token, BaseURL: a.env.Getenv("GITHUB_API_URL"),
+		HTTPClient: a.env.HTTPClient, WriteInterval: a.env.WriteInterval}); err != nil {
+		return a.fail(pipeline.ExitUsage, err)
+	}
+	d, cfg, err := (&route.Router{GitHub: a.gh, LoadConfig: a.loadConfig}).Route(ctx, ev)
+	a.cfg = cfg
+	switch {
+	case errors.Is(err, route.ErrEvent), isConfigError(err):
+		return a.fail(pipeline.ExitUsage, err)
+	case err != nil:
+		return a.fail(ExitFailed, err)
+	case d.Skipped():
+		a.gha.Noticef("mini-agent skipped: %s", d.Reason)
+		return publish.StatusSkipped, pipeline.ExitOK, "## mini-agent: skipped\n\n" + d.Reason + "\n"
+	case d.Job.Help:
+		return publish.StatusSkipped, pipeline.ExitOK, "## mini-agent: skipped\n\nhelp is answered by `mini-agent action`, not publish\n"
+	}
+	a.job = d.Job
+	if a.job.RunURL == "" && a.job.Source != route.SourceRun {
+		a.job.RunURL = a.currentRunURL()
+	}
+	fmt.Fprintf(a.log(), "mini-agent publish: %s\nwrite policy: %s (%s)\npolicy file: %s\n", a.job.Trigger, a.job.Write, a.job.Reason, cfg.Origin)
+	publish.Annotate(b, a.job)
+	res, perr := publish.Publish(ctx, a.gh, publish.Request{Bundle: b, Job: a.job, Config: a.cfg.Config, Log: a.log()})
+	return a.published(b, res, perr)
+}

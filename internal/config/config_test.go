@@ -1,0 +1,178 @@
+package config_test
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/org/mini-agent/ghapi"
+	"github.com/org/mini-agent/ghapi/ghtest"
+	"github.com/org/mini-agent/internal/config"
+)
+
+func read(t *testing.T, name string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("testdata", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func TestParseFull(t *testing.T) {
+	t.Parallel()
+	c, err := config.Parse("full.yml", read(t, "full.yml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := &config.Config{
+		Labels:       config.Labels{Off: "bot:off", ReadOnly: "bot:explain-only", Push: "bot:may-push"},
+		Protected:    []string{"migrations/**", "**/*.pem"},
+		MaxDiff:      config.MaxDiff{Files: 5, Lines: 200},
+		Associations: []string{"OWNER", "MEMBER"},
+		Bots:         []string{"renovate[bot]"},
+		BranchPrefix: "bots/fixer/",
+		Draft:        true,
+		Reviewers:    []string{"alice", "octo-org/platform"},
+		MaxAttempts:  2,
+		AllowForks:   true,
+		OnFailure:    config.OnFailureDraft,
+		Defaults: config.Defaults{Provider: "anthropic", Model: "claude-sonnet-4-5", BaseURL: "https://llm.example.com/v1",
+			MaxSteps: 12, MaxMinutes: 15, MaxCostUSD: 1.5, TestCommand: "make test"},
+	}
+	if !reflect.DeepEqual(c, want) {
+		t.Errorf("Parse =\n%+v\nwant\n%+v", c, want)
+	}
+	if got := c.ProtectedPaths(); !reflect.DeepEqual(got, []string{".github/**", "**/.env", "**/.env.*", "migrations/**", "**/*.pem"}) {
+		t.Errorf("ProtectedPaths = %v: the file's globs must add to the defaults, never replace them", got)
+	}
+	if c.AllowsAssociation("COLLABORATOR") || !c.AllowsAssociation("member") {
+		t.Error("AllowsAssociation does not follow the file")
+	}
+	if !c.AllowsBot("Renovate[bot]") || c.AllowsBot("renovate") || c.AllowsBot("evil-renovate[bot]") {
+		t.Error("AllowsBot must match exact logins only")
+	}
+}
+
+func TestParseDefaults(t *testing.T) {
+	t.Parallel()
+	for _, name := range []string{"empty.yml", ""} {
+		var data []byte
+		if name != "" {
+			data = read(t, name)
+		}
+		c, err := config.Parse("x.yml", data)
+		if err != nil {
+			t.Fatalf("%q: %v", name, err)
+		}
+		if !reflect.DeepEqual(c, config.Default()) {
+			t.Errorf("%q: Parse = %+v, want the defaults %+v", name, c, config.Default())
+		}
+	}
+	d := config.Default()
+	if d.Labels != (config.Labels{Off: "mini-agent:off", ReadOnly: "mini-agent:read-only", Push: "mini-agent:push"}) ||
+		d.BranchPrefix != "mini-agent/" || d.OnFailure != "comment" || d.Draft ||
+		!reflect.DeepEqual(d.Associations, []string{"OWNER", "MEMBER", "COLLABORATOR"}) || d.AllowForks ||
+		!reflect.DeepEqual(d.ProtectedPaths(), []string{".github/**", "**/.env", "**/.env.*"}) {
+		t.Errorf("defaults = %+v", d)
+	}
+}
+
+func TestParseErrors(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		file string
+		data string
+		want []string // substrings of the error
+	}{
+		{file: "unknown_key.yml", want: []string{"unknown_key.yml", `line 3: unknown key "max_diff"`}},
+		{file: "wrong_type.yml", want: []string{"line 2", "many"}},
+		{file: "bad_values.yml", want: []string{
+			`labels.push: "mini-agent:off" is also labels.off`,
+			`allowed-associations: "NONE" is not one of`,
+			`allowed-bots: "*[bot]"`, `allowed-bots: "dependabot"`,
+			`branch-prefix: "no-slash"`, `on-failure: "ignore"`, "max-attempts: must be positive",
+			`protected-paths: "[unclosed"`, `defaults.provider: "gpt"`,
+		}},
+		{data: "labels: [a, b]\n", want: []string{"cannot unmarshal"}},
+		{data: "a: 1\n---\nb: 2\n", want: []string{"unknown key \"a\""}},
+		{data: "draft: true\n---\ndraft: false\n", want: []string{"more than one YAML document"}},
+		{data: "allowed-associations: []\n", want: []string{"allowed-associations: empty"}},
+		{data: "reviewers: [\"a b\"]\n", want: []string{"reviewers"}},
+		{data: "defaults: {base-url: ftp://x}\n", want: []string{"defaults.base-url"}},
+		{data: strings.Repeat("#", config.MaxFileBytes+1), want: []string{"more than"}},
+	}
+	for _, tt := range tests {
+		data := []byte(tt.data)
+		name := "inline.yml"
+		if tt.file != "" {
+			data, name = read(t, tt.file), tt.file
+		}
+		_, err := config.Parse(name, data)
+		var ce *config.Error
+		if !errors.As(err, &ce) {
+			t.Errorf("%s %q: err = %v, want *config.Error", tt.file, tt.data, err)
+			continue
+		}
+		for _, w := range tt.want {
+			if !strings.Contains(err.Error(), w) {
+				t.Errorf("%s %.30q: error %q lacks %q", tt.file, tt.data, err, w)
+			}
+		}
+	}
+}
+
+func TestLoadReadsTheDefaultBranchOnly(t *testing.T) {
+	t.Parallel()
+	const token = "ghs_config_test"
+	s := ghtest.NewServer(t, token)
+	s.AddRepo("octo/app", "trunk", map[string]string{config.DefaultPath: "max-attempts: 7\n"})
+	// A PR branch that tries to loosen the policy.
+	s.Push("octo/app", "feature", map[string]string{config.DefaultPath: "max-attempts: 99\nallow-forks: true\n"})
+	s.AddRepo("octo/bare", "main", map[string]string{"README.md": "hi\n"})
+	s.AddRepo("octo/broken", "main", map[string]string{config.DefaultPath: "nope: 1\n"})
+	c, err := ghapi.New(t.Context(), ghapi.Options{Token: token, BaseURL: s.URL, WriteInterval: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := t.Context()
+
+	l, err := config.Load(ctx, c, "octo", "app", "", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l.MaxAttempts != 7 || l.AllowForks || l.DefaultBranch != "trunk" || l.Origin != ".github/mini-agent.yml on trunk" {
+		t.Errorf("Load = %+v (origin %q)", l.Config, l.Origin)
+	}
+	var refs []string
+	for _, r := range s.Requests() {
+		if strings.Contains(r.Path, "/contents/") {
+			refs = append(refs, r.Query.Get("ref"))
+		}
+	}
+	if !reflect.DeepEqual(refs, []string{"trunk"}) {
+		t.Errorf("contents read at refs %v, want only the default branch", refs)
+	}
+
+	before := len(s.Requests())
+	l, err = config.Load(ctx, c, "octo", "bare", "main", "")
+	if err != nil || !reflect.DeepEqual(l.Config, config.Default()) || !strings.HasPrefix(l.Origin, "defaults") {
+		t.Errorf("missing file: %+v, %v; want the defaults", l, err)
+	}
+	if n := len(s.Requests()) - before; n != 1 {
+		t.Errorf("a known default branch should cost 1 request, got %d", n)
+	}
+
+	if _, err := config.Load(ctx, c, "octo", "broken", "main", ""); err == nil || !strings.Contains(err.Error(), `unknown key "nope"`) {
+		t.Errorf("bad file: err = %v", err)
+	}
+	if _, err := config.Load(ctx, c, "octo", "nosuch", "", ""); err == nil || !errors.Is(err, ghapi.ErrNotFound) {
+		t.Errorf("missing repository: err = %v, want a not-found error (not silent defaults)", err)
+	}
+	if _, err := config.Load(ctx, c, "octo", "app", "trunk", "../secrets.yml"); err == nil {
+		t.Error("a config path outside the repository was accepted")
+	}
+}

@@ -1,0 +1,236 @@
+package patch
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"testing/fstest"
+)
+
+// apply1 patches one file "f" in memory.
+func apply1(content, text string) (string, error) {
+	p, err := Parse(text)
+	if err != nil {
+		return "", err
+	}
+	res, err := Apply(fstest.MapFS{"f": {Data: []byte(content), Mode: 0o644}}, p)
+	if err != nil {
+		return "", err
+	}
+	return string(res.Files[0].New), nil
+}
+
+func TestApplyRules(t *testing.T) {
+	t.Parallel()
+	py := "class A:\n    def f(self):\n        return 1\n\nclass B:\n    def f(self):\n        return 1\n"
+	twin := "x\nblock\nend\ny\nblock\nend\n"
+	tests := []struct {
+		name, content, patch, want, err string
+	}{
+		{
+			name:    "nested hints pick class B",
+			content: py,
+			patch:   "*** Update File: f\n@@ class B:\n@@     def f(self):\n-        return 1\n+        return 2\n",
+			want:    py[:len(py)-len("        return 1\n")] + "        return 2\n",
+		},
+		{
+			name:    "nested hints pick class A",
+			content: py,
+			patch:   "*** Update File: f\n@@ class A:\n@@     def f(self):\n-        return 1\n+        return 2\n",
+			want:    strings.Replace(py, "return 1", "return 2", 1),
+		},
+		{
+			name:    "hint naming nothing leaves it ambiguous",
+			content: py,
+			patch:   "*** Update File: f\n@@ class C:\n-        return 1\n+        return 2\n",
+			err:     "at 2 places, starting at lines 3, 7",
+		},
+		{
+			name:    "both twins after the previous hunk: ambiguous",
+			content: twin,
+			patch:   "--- a/f\n+++ b/f\n@@\n-x\n+X\n@@\n block\n-end\n+END\n",
+			err:     "hunk 2 of 2 matches the file (exactly) at 2 places, starting at lines 2, 5",
+		},
+		{
+			name:    "previous hunk in the middle: only the later twin qualifies",
+			content: twin,
+			patch:   "--- a/f\n+++ b/f\n@@\n-y\n+Y\n@@\n block\n-end\n+END\n",
+			want:    "x\nblock\nend\nY\nblock\nEND\n",
+		},
+		{
+			name:    "exact match wins over an indentation-only twin",
+			content: "if a {\n\tb()\n}\nif a {\n    b()\n}\n",
+			patch:   "--- a/f\n+++ b/f\n@@\n-    b()\n+    c()\n",
+			want:    "if a {\n\tb()\n}\nif a {\n    c()\n}\n",
+		},
+		{
+			name:    "two-space patch for tab file",
+			content: "func f() {\n\tif x {\n\t\ty()\n\t}\n}\n",
+			patch:   "--- a/f\n+++ b/f\n@@\n   if x {\n-    y()\n+    z()\n+    w()\n   }\n",
+			want:    "func f() {\n\tif x {\n\t\tz()\n\t\tw()\n\t}\n}\n",
+		},
+		{
+			name:    "patch with extra indentation",
+			content: "a:\n  b: 1\n  c: 2\n",
+			patch:   "--- a/f\n+++ b/f\n@@\n     b: 1\n-    c: 2\n+    c: 3\n",
+			want:    "a:\n  b: 1\n  c: 3\n",
+		},
+		{
+			name:    "mixed line endings: new lines follow the majority",
+			content: "a\r\nb\r\nc\n",
+			patch:   "--- a/f\n+++ b/f\n@@\n a\n+a2\n b\n",
+			want:    "a\r\na2\r\nb\r\nc\n",
+		},
+		{
+			name:    "out-of-order hunks that overlap are refused",
+			content: "1\n2\n3\n4\n5\n6\n",
+			patch:   "--- a/f\n+++ b/f\n@@\n 4\n-5\n+five\n@@\n 3\n-4\n+four\n",
+			err:     "overlap",
+		},
+		{
+			name:    "adding to an empty file",
+			content: "",
+			patch:   "--- a/f\n+++ b/f\n@@ -0,0 +1,2 @@\n+one\n+two\n",
+			want:    "one\ntwo\n",
+		},
+		{
+			name:    "emptying a file",
+			content: "one\ntwo\n",
+			patch:   "--- a/f\n+++ b/f\n@@\n-one\n-two\n",
+			want:    "",
+		},
+		{
+			name:    "end of file anchor with only additions",
+			content: "a\nb\n",
+			patch:   "*** Update File: f\n@@\n+c\n*** End of File\n",
+			want:    "a\nb\nc\n",
+		},
+		{
+			name:    "stale removed line shows the similar region",
+			content: "one\nreturn a + b\nthree\n",
+			patch:   "--- a/f\n+++ b/f\n@@\n-return a - b\n+return 0\n",
+			err:     "most similar region of the file is around line 2:\n     1 | one\n     2 | return a + b",
+		},
+		{
+			name:    "second hunk named in the error",
+			content: "a\nb\nc\n",
+			patch:   "--- a/f\n+++ b/f\n@@ -1 +1 @@\n-a\n+A\n@@ -3 +3 @@\n-q\n+Q\n",
+			err:     "f: hunk 2 of 2 does not match the file (its header says line 3; the file has 3 lines)",
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			got, err := apply1(tt.content, tt.patch)
+			if tt.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.err) {
+					t.Fatalf("err = %v, want it to contain %q (result %q)", err, tt.err, got)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got != tt.want {
+				t.Fatalf("got  %q\nwant %q", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestApplyManyCandidates(t *testing.T) {
+	t.Parallel()
+	content := strings.Repeat("same\n", 3*maxMatches)
+	_, err := apply1(content, "--- a/f\n+++ b/f\n@@\n-same\n+other\n")
+	if err == nil || !strings.Contains(err.Error(), fmt.Sprintf("at least %d places", maxMatches)) {
+		t.Fatalf("err = %v", err)
+	}
+}
+
+func TestApplyFileProblems(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	for name, data := range map[string]string{"file.txt": "x\n", "bin.dat": "a\x00b\n", "sub/keep": "k\n"} {
+		os.MkdirAll(filepath.Join(dir, filepath.Dir(name)), 0o755)
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	big := fstest.MapFS{"big": {Data: make([]byte, MaxFileBytes+1)}}
+	tests := []struct {
+		name, patch, want string
+		fsys              any
+	}{
+		{"parent is a file", "*** Add File: file.txt/child\n+x\n", "a parent of this path is a file", nil},
+		{"directory", "--- a/sub\n+++ b/sub\n@@\n-k\n+K\n", "is a directory", nil},
+		{"binary", "--- a/bin.dat\n+++ b/bin.dat\n@@\n-a\n+b\n", "looks binary", nil},
+		{"too large", "--- a/big\n+++ b/big\n@@\n-a\n+b\n", "apply_patch edits files up to", big},
+		{"delete missing", "*** Delete File: nope.txt\n", "nope.txt does not exist", nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			p, err := Parse(tt.patch)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var fsys = os.DirFS(dir)
+			if tt.fsys != nil {
+				fsys = tt.fsys.(fstest.MapFS)
+			}
+			_, err = Apply(fsys, p)
+			var pe *Error
+			if !errors.As(err, &pe) || pe.Kind != KindRejected || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("err = %v, want a rejection containing %q", err, tt.want)
+			}
+		})
+	}
+}
+
+func TestApplyReportsEveryFile(t *testing.T) {
+	t.Parallel()
+	p, err := Parse("--- a/a\n+++ b/a\n@@\n-x\n+y\n--- a/b\n+++ b/b\n@@\n-x\n+y\n*** ignored\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = Apply(fstest.MapFS{"a": {Data: []byte("q\n")}}, p)
+	var pe *Error
+	if !errors.As(err, &pe) || len(pe.Problems) != 2 || len(pe.Missing) != 1 || pe.Missing[0] != "b" {
+		t.Fatalf("err = %#v", err)
+	}
+}
+
+// BenchmarkApply measures locating hunks in a large file and in a
+// pathological one (every line the same but the last).
+func BenchmarkApply(b *testing.B) {
+	var big strings.Builder
+	for i := range 200000 {
+		fmt.Fprintf(&big, "line %d: value = compute(%d)\n", i, i%97)
+	}
+	var hunks strings.Builder
+	hunks.WriteString("--- a/f\n+++ b/f\n")
+	for i := 1000; i < 200000; i += 4000 {
+		fmt.Fprintf(&hunks, "@@\n line %d: value = compute(%d)\n-line %d: value = compute(%d)\n+changed %d\n", i, i%97, i+1, (i+1)%97, i)
+	}
+	same := strings.Repeat("a\n", 200000) + "b\n"
+	for _, bc := range []struct{ name, content, patch string }{
+		{"200k-lines-50-hunks", big.String(), hunks.String()},
+		{"200k-identical-lines", same, "--- a/f\n+++ b/f\n@@\n a\n a\n-b\n+c\n"},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			fsys := fstest.MapFS{"f": {Data: []byte(bc.content)}}
+			for b.Loop() {
+				p, err := Parse(bc.patch)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if _, err := Apply(fsys, p); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

@@ -1,0 +1,278 @@
+// Package publish takes a run's bundle to GitHub under the write policy the
+// router decided: a proposal branch and PR (one per failure, updated on
+// reruns), a verified commit on the PR's own branch, or a comment. It
+// re-checks the bundle against the policy before the first write and never
+// writes a refused bundle. It knows GitHub (through ghapi), never the model.
+package publish
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/org/mini-agent/agent"
+	"github.com/org/mini-agent/ghapi"
+	"github.com/org/mini-agent/internal/bundle"
+	"github.com/org/mini-agent/internal/config"
+	"github.com/org/mini-agent/internal/report"
+	"github.com/org/mini-agent/internal/route"
+)
+
+// Statuses reported by the action (its `status` output).
+const (
+	StatusFixed     = "fixed"
+	StatusNotFixed  = "not-fixed"
+	StatusExplained = "explained"
+	StatusSkipped   = "skipped"
+	StatusFailed    = "failed"
+)
+
+// What publishing did.
+const (
+	ActionNone       = "none"
+	ActionPRCreated  = "pr-created"
+	ActionPRUpdated  = "pr-updated"
+	ActionDraftPR    = "draft-pr"
+	ActionPushed     = "pushed"
+	ActionCommented  = "commented"
+	ActionRefused    = "refused"
+	ActionSkipped    = "skipped"
+	ActionHeadMoved  = "head-moved"
+	ActionTooLarge   = "too-large"
+	ActionNoFixFound = "no-fix"
+)
+
+// CINote is the PR note on CI: GitHub does not start workflows for pushes
+// made with the workflow's GITHUB_TOKEN, so the harness's own validation is
+// what the PR can show.
+const CINote = "CI may not run on this pull request: GitHub starts no workflows for commits and PRs made with a workflow's " +
+	"`GITHUB_TOKEN`. The validation above was run by mini-agent's harness in the job itself. To get CI on mini-agent's PRs, " +
+	"pass a GitHub App installation token as `github-token` (for example from `actions/create-github-app-token`)."
+
+// GitHub is what publishing calls (ghapi.Client implements it).
+type GitHub interface {
+	CommitFiles(ctx context.Context, owner, repo string, req ghapi.CommitRequest) (*ghapi.CommitResult, error)
+	BranchHead(ctx context.Context, owner, repo, branch string) (string, error)
+	PRsForBranch(ctx context.Context, owner, repo, headOwner, branch, state string) ([]*ghapi.PR, error)
+	CreatePR(ctx context.Context, owner, repo string, np ghapi.NewPR) (*ghapi.PR, error)
+	UpdatePR(ctx context.Context, owner, repo string, number int, u ghapi.PRUpdate) (*ghapi.PR, error)
+	RequestReviewers(ctx context.Context, owner, repo string, number int, users, teams []string) error
+	CommentAPI
+}
+
+// Request is one bundle to publish.
+type Request struct {
+	Bundle *bundle.Bundle
+	Job    *route.Job
+	Config *config.Config
+	// Log receives one line per decision and write; nil discards.
+	Log io.Writer
+}
+
+// Result is what publishing did.
+type Result struct {
+	// Status is the action's status output.
+	Status string
+	// Action is one of the Action* constants.
+	Action string
+	// Reason explains Status and Action in one sentence.
+	Reason   string
+	PRNumber int
+	PRURL    string
+	Branch   string
+	Commit   string
+	// CommentURL is the tracking comment, when one was written.
+	CommentURL string
+	Size       Size
+	Attempt    int
+}
+
+type publisher struct {
+	gh      GitHub
+	b       *bundle.Bundle
+	job     *route.Job
+	cfg     *config.Config
+	log     io.Writer
+	tracker *Tracker
+}
+
+// Publish writes the bundle to GitHub as the job's write policy allows. A
+// bundle the policy refuses gives an error wrapping ErrRefused and writes
+// nothing. API failures are errors too; every other outcome (skips, head
+// moved, no validated fix) is a Result.
+func Publish(ctx context.Context, gh GitHub, req Request) (*Result, error) {
+	b, job, cfg := req.Bundle, req.Job, req.Config
+	if b == nil || job == nil || cfg == nil {
+		return nil, errors.New("publish: bundle, job and config are required")
+	}
+	p := &publisher{gh: gh, b: b, job: job, cfg: cfg, log: req.Log,
+		tracker: &Tracker{GH: gh, Owner: job.Owner, Repo: job.Repo, PR: job.PR}}
+	if p.log == nil {
+		p.log = io.Discard
+	}
+	size, err := Check(b, cfg)
+	if errors.Is(err, ErrRefused) {
+		return &Result{Status: StatusFailed, Action: ActionRefused, Reason: err.Error()}, err
+	}
+	writes := job.Write != route.WriteNone && b.Mode != string(agent.ModeExplain)
+	if writes && len(b.Files) > 0 && job.HeadSHA != "" && b.BaseSHA != job.HeadSHA {
+		err := fmt.Errorf("%w: the bundle was made at commit %s but the failure is at %s", ErrRefused, orNone(b.BaseSHA), job.HeadSHA)
+		return &Result{Status: StatusFailed, Action: ActionRefused, Reason: err.Error()}, err
+	}
+	var res *Result
+	switch {
+	case !writes:
+		res, err = p.explain(ctx)
+	case b.Status == bundle.StatusNothingToFix:
+		res, err = p.note(ctx, StatusSkipped, ActionSkipped, fmt.Sprintf("the test command passes at %s: nothing to fix (a flaky test?)", short(b.BaseSHA)))
+	case errors.Is(err, ErrTooLarge):
+		res, err = p.noFix(ctx, ActionTooLarge, err.Error(), false)
+	case !fixed(b):
+		res, err = p.noFix(ctx, ActionNoFixFound, whyStopped(b), true)
+	case job.Write == route.WriteComment:
+		res, err = p.commentFix(ctx)
+	case job.Write == route.WritePush:
+		res, err = p.push(ctx)
+	case job.Write == route.WritePropose:
+		res, err = p.propose(ctx, false, "")
+	default:
+		return nil, fmt.Errorf("publish: unknown write policy %q", job.Write)
+	}
+	if res != nil {
+		res.Size = size
+		p.logf("publish: %s (%s): %s", res.Status, res.Action, res.Reason)
+	}
+	return res, err
+}
+
+func (p *publisher) logf(format string, args ...any) { fmt.Fprintf(p.log, format+"\n", args...) }
+
+// fixed: validated by the harness, with a change.
+func fixed(b *bundle.Bundle) bool {
+	return b.Status == bundle.StatusFixed && b.Validated() && len(b.Files) > 0
+}
+
+// whyStopped says in one sentence why a run has no validated fix.
+func whyStopped(b *bundle.Bundle) string {
+	switch {
+	case b.Status == bundle.StatusCancelled:
+		return "the run was cancelled before it finished"
+	case b.Status == bundle.StatusValidationFailed || (len(b.Validation) > 0 && !b.Validated()):
+		var failed []string
+		for _, c := range b.Validation {
+			if !c.Passed {
+				failed = append(failed, fmt.Sprintf("%s (exit %d)", c.Name, c.ExitCode))
+			}
+		}
+		return "the harness's validation failed: " + strings.Join(failed, ", ")
+	case b.Run.StopReason != "" && b.Run.StopReason != agent.StopFinalMessage:
+		return fmt.Sprintf("the run stopped before a validated fix (%s): %s", b.Run.StopReason, b.Run.Detail)
+	case len(b.Files) == 0:
+		return "the model made no change"
+	}
+	return "the change was not validated"
+}
+
+// explain posts the diagnosis on the PR, if there is one.
+func (p *publisher) explain(ctx context.Context) (*Result, error) {
+	status := StatusExplained
+	if p.b.Status != bundle.StatusExplained {
+		status = StatusNotFixed
+	}
+	if p.job.PR == 0 {
+		return &Result{Status: status, Action: ActionNone, Reason: "no pull request to comment on: the explanation is in the job summary"}, nil
+	}
+	c, err := p.tracker.Post(ctx, p.header()+report.Body(p.b, report.Options{}))
+	if err != nil {
+		return nil, err
+	}
+	return &Result{Status: status, Action: ActionCommented, CommentURL: c.HTMLURL, PRNumber: p.job.PR, PRURL: p.job.PRURL,
+		Reason: "diagnosis posted on #" + fmt.Sprint(p.job.PR)}, nil
+}
+
+// note ends without a change: a line on the tracking comment, if any PR.
+func (p *publisher) note(ctx context.Context, status, action, why string) (*Result, error) {
+	res := &Result{Status: status, Action: action, Reason: why, PRNumber: p.job.PR, PRURL: p.job.PRURL}
+	if p.job.PR == 0 {
+		return res, nil
+	}
+	c, err := p.tracker.Post(ctx, p.header()+"**"+sentence(why)+"**\n")
+	if err != nil {
+		return nil, err
+	}
+	res.CommentURL = c.HTMLURL
+	return res, nil
+}
+
+// noFix reports a run without a validated fix: a comment (default) or, when
+// the policy says so and draftOK, a draft PR, with what was tried, the diff
+// so far and why it stopped.
+func (p *publisher) noFix(ctx context.Context, action, why string, draftOK bool) (*Result, error) {
+	if draftOK && p.cfg.OnFailure == config.OnFailureDraft && p.job.Write == route.WritePropose && len(p.b.Files) > 0 {
+		return p.propose(ctx, true, why)
+	}
+	res := &Result{Status: StatusNotFixed, Action: action, Reason: why, PRNumber: p.job.PR, PRURL: p.job.PRURL}
+	if p.job.PR == 0 {
+		res.Reason += "; no pull request to comment on: the report is in the job summary"
+		return res, nil
+	}
+	body := p.header() + "**No validated fix: " + why + ".** Nothing was pushed.\n\n"
+	c, err := p.tracker.Post(ctx, withDiff(body+report.Body(p.b, report.Options{Headline: "no validated fix"}), p.b.Diff, "Diff so far (not validated)"))
+	if err != nil {
+		return nil, err
+	}
+	res.Action, res.CommentURL = ActionCommented, c.HTMLURL
+	return res, nil
+}
+
+// commentFix posts a validated fix as a comment (fork heads: mini-agent
+// never writes to forks).
+func (p *publisher) commentFix(ctx context.Context) (*Result, error) {
+	res := &Result{Status: StatusFixed, Action: ActionNone, PRNumber: p.job.PR, PRURL: p.job.PRURL,
+		Reason: "validated fix for a fork head; no pull request to comment on: the diff is in the job summary"}
+	if p.job.PR == 0 {
+		return res, nil
+	}
+	body := p.header() + "**Validated fix.** The head is in a fork, so mini-agent does not push; apply the diff below " +
+		"(`git apply`) or allow edits from maintainers and push it yourself.\n\n"
+	c, err := p.tracker.Post(ctx, withDiff(body+report.Body(p.b, report.Options{}), p.b.Diff, "The fix (validated)"))
+	if err != nil {
+		return nil, err
+	}
+	res.Action, res.CommentURL, res.Reason = ActionCommented, c.HTMLURL, fmt.Sprintf("validated fix posted as a comment on #%d (fork head)", p.job.PR)
+	return res, nil
+}
+
+// header starts every tracking comment: what triggered the run and the policy.
+func (p *publisher) header() string {
+	var w strings.Builder
+	fmt.Fprintf(&w, "**mini-agent** · %s\n\n", p.job.Trigger)
+	if p.job.Reason != "" {
+		fmt.Fprintf(&w, "Write policy: **%s**. %s\n\n", p.job.Write, sentence(p.job.Reason))
+	}
+	return w.String()
+}
+
+func sentence(s string) string {
+	s = strings.TrimSpace(s)
+	if s == "" || strings.HasSuffix(s, ".") {
+		return s
+	}
+	return strings.ToUpper(s[:1]) + s[1:] + "."
+}
+
+func short(sha string) string {
+	if len(sha) > 7 {
+		return sha[:7]
+	}
+	return orNone(sha)
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "(none)"
+	}
+	return s
+}

@@ -1,0 +1,44 @@
+package route
+
+import "testing"
+
+func TestParseCommand(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		body string
+		ok   bool
+		want Command
+	}{
+		{body: "/mini-agent fix", ok: true, want: Command{Verb: "fix"}},
+		{body: "\n\n  /mini-agent FIX  use the new API  \nand keep it small", ok: true, want: Command{Verb: "fix", Text: "use the new API\nand keep it small"}},
+		{body: "/mini-agent explain please", ok: true, want: Command{Verb: "explain"}},
+		{body: "/mini-agent", ok: true, want: Command{Verb: "help"}},
+		{body: "/mini-agent\nfix", ok: true, want: Command{Verb: "help"}},
+		{body: "/mini-agent ship-it", ok: true, want: Command{Verb: "help", Unknown: "ship-it"}},
+		{body: "/mini-agentfix", ok: false},
+		{body: "/mini-agents fix", ok: false},
+		{body: "please /mini-agent fix", ok: false},
+		{body: "> /mini-agent fix", ok: false},
+		{body: "<!-- -->/mini-agent fix", ok: true, want: Command{Verb: "fix"}},
+		{body: "<!-- /mini-agent fix -->", ok: false},
+		{body: "\u200b/mini-agent fix", ok: true, want: Command{Verb: "fix"}},
+		{body: "/mini-agent fix a\u202eb\u2066c\u00add\ufeffe\x07f", ok: true, want: Command{Verb: "fix", Text: "abcdef"}},
+		{body: "/mini-agent fix ok <!-- hidden\nstill hidden", ok: true, want: Command{Verb: "fix", Text: "ok"}},
+		{body: "/mini-agent fix x\r\ny", ok: true, want: Command{Verb: "fix", Text: "x\ny"}},
+		{body: "/mini-agent fix bad \xff byte", ok: true, want: Command{Verb: "fix", Text: "bad \ufffd byte"}},
+	}
+	for _, tt := range tests {
+		got, ok := ParseCommand(tt.body)
+		if ok != tt.ok || got != tt.want {
+			t.Errorf("ParseCommand(%q) = %+v, %v; want %+v, %v", tt.body, got, ok, tt.want, tt.ok)
+		}
+	}
+	long := "/mini-agent fix "
+	for range 3000 {
+		long += "é"
+	}
+	got, _ := ParseCommand(long)
+	if len(got.Text) > maxInstructionBytes || len(got.Text) < maxInstructionBytes-2 {
+		t.Errorf("instructions not bounded: %d bytes", len(got.Text))
+	}
+}
