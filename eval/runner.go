@@ -31,9 +31,16 @@ const (
 )
 
 // ToolWrapper replaces a tool the model drives (a test seam: the broken-
-// harness check injects faulty tools through it). workdir is the task's
-// workspace.
-type ToolWrapper func(t *Task, workdir string, tool agent.Tool) agent.Tool
+// harness check injects faulty tools through it).
+type ToolWrapper func(tc ToolContext, tool agent.Tool) agent.Tool
+
+// ToolContext is what a ToolWrapper knows about the task it wraps for.
+type ToolContext struct {
+	Task *Task
+	// Workdir is the task's workspace; Env the environment the pipeline got.
+	Workdir string
+	Env     []string
+}
 
 // Options configure an eval run.
 type Options struct {
@@ -342,7 +349,8 @@ func (r *runner) execute(ctx context.Context, tr *taskRun) {
 		Events:      sinks, Getenv: envLookup(tr.env), Environ: tr.env, ModelImpl: tr.model,
 	}
 	if w := r.o.WrapTool; w != nil {
-		opts.WrapTool = func(tool agent.Tool) agent.Tool { return w(t, tr.ws, tool) }
+		tc := ToolContext{Task: t, Workdir: tr.ws, Env: tr.env}
+		opts.WrapTool = func(tool agent.Tool) agent.Tool { return w(tc, tool) }
 	}
 	tr.outcome, tr.runErr = pipeline.Run(rctx, opts)
 	if tr.outcome == nil && tr.runErr == nil {
