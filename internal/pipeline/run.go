@@ -116,7 +116,7 @@ func Run(ctx context.Context, o Options) (*Outcome, error) {
 	}
 	ag := &agent.Agent{
 		Model: model, Tools: reg, Policy: policy, Events: sinks, Limits: o.Limits, ModelName: modelName,
-		System: agent.Instructions(agent.InstructionOptions{Mode: o.Mode, AgentsMD: redact(readAgentsMD(ws)), Extra: o.Instructions}),
+		System: agent.Instructions(agent.InstructionOptions{Mode: o.Mode, AgentsMD: readAgentsMD(ws), Extra: o.Instructions}),
 		Cost: func(m string, u agent.Usage) (float64, bool) {
 			return provider.Cost(m, u, o.PriceOverrides)
 		},
