@@ -153,6 +153,13 @@ func (r *run) loop(ctx, parent context.Context) []ToolCall {
 		}
 		r.emit(EventModelResponse, map[string]any{"step": res.Steps, "tool_calls": len(out.ToolCalls),
 			"usage": out.Usage, "duration": durationString(time.Since(t0))})
+		if len(out.ToolCalls) == 0 && out.Truncated {
+			// Not a final message: the reply hit the output limit. Say so and
+			// let the model go on (this costs a step, so it cannot loop forever).
+			r.history = append(r.history, Message{Role: RoleAssistant, Text: out.Message},
+				Message{Role: RoleUser, Text: truncatedNote})
+			continue
+		}
 		if len(out.ToolCalls) == 0 {
 			res.FinalMessage = out.Message
 			r.history = append(r.history, Message{Role: RoleAssistant, Text: out.Message})
@@ -186,6 +193,11 @@ func (r *run) loop(ctx, parent context.Context) []ToolCall {
 		}
 	}
 }
+
+// truncatedNote is the harness's word to the model after a reply that hit
+// the output token limit.
+const truncatedNote = "[mini-agent harness] Your previous reply was cut off at the output token limit. " +
+	"Continue from where it stopped, more briefly; end with the final message when done."
 
 // normalizeIDs gives every call an id, unique within the run.
 func normalizeIDs(calls []ToolCall, step int) []ToolCall {

@@ -448,3 +448,22 @@ func TestMalformedArgumentsStillSerialize(t *testing.T) {
 		t.Fatalf("%s %v", b, err)
 	}
 }
+
+func TestTruncatedReplyIsNotAFinalMessage(t *testing.T) {
+	t.Parallel()
+	cut := final("## Summary\nI changed the lo")
+	cut.Truncated = true
+	m := &fakeModel{outs: []Output{cut, final("## Summary\nfull answer")}}
+	a, _ := newAgent(m, WorkspaceWrite{}, &funcTool{name: "search"})
+	res, err := a.Run(context.Background(), "g")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.FinalMessage != "## Summary\nfull answer" || res.Steps != 2 {
+		t.Fatalf("result %+v", res)
+	}
+	h := m.reqs[1].Messages
+	if h[len(h)-1].Role != RoleUser || !strings.Contains(h[len(h)-1].Text, "cut off") {
+		t.Fatalf("no continuation note: %+v", h)
+	}
+}

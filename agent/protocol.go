@@ -107,6 +107,9 @@ type Output struct {
 	Usage     Usage      `json:"usage"`
 	// Model is the model name the provider reports, when it reports one.
 	Model string `json:"model,omitempty"`
+	// Truncated is set when the provider cut the turn at its output token
+	// limit: a "final message" that was cut off is no final message.
+	Truncated bool `json:"truncated,omitempty"`
 }
 
 // Model samples one assistant turn. Adapters retry transient failures

@@ -5,6 +5,7 @@ package tools
 import (
 	"os"
 	"runtime"
+	"strings"
 	"syscall"
 )
 
@@ -38,7 +39,7 @@ func (d *rawDirReader) close() { d.f.Close() }
 // read implements dirReader. A symlink fails the open with ELOOP under
 // O_NOFOLLOW; O_NONBLOCK keeps a FIFO from blocking it.
 func (d *rawDirReader) read(name string, buf []byte) ([]byte, fileStatus) {
-	if name == "" || name == "." || name == ".." {
+	if name == "" || name == "." || name == ".." || strings.IndexByte(name, '/') >= 0 {
 		return buf, fileSkipped
 	}
 	var (

@@ -4,15 +4,20 @@
 package tools
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 
+	"github.com/org/mini-agent/agent"
 	"github.com/org/mini-agent/internal/glob"
 )
 
@@ -43,6 +48,7 @@ type Workspace struct {
 	root      *os.Root
 	protected []string
 	runsDir   string
+	ownsRuns  bool // a temporary runs dir, removed by Close
 }
 
 // WorkspaceOptions configure OpenWorkspace.
@@ -78,7 +84,7 @@ func OpenWorkspace(dir string, opt WorkspaceOptions) (*Workspace, error) {
 			root.Close()
 			return nil, fmt.Errorf("open workspace: runs dir: %w", err)
 		}
-		w.runsDir = d
+		w.runsDir, w.ownsRuns = d, true
 	} else if err := os.MkdirAll(w.runsDir, 0o755); err != nil {
 		root.Close()
 		return nil, fmt.Errorf("open workspace: runs dir: %w", err)
@@ -93,7 +99,7 @@ func OpenWorkspace(dir string, opt WorkspaceOptions) (*Workspace, error) {
 // Close releases the root handle and removes a temporary runs dir.
 func (w *Workspace) Close() error {
 	err := w.root.Close()
-	if strings.HasPrefix(filepath.Base(w.runsDir), "mini-agent-runs-") {
+	if w.ownsRuns {
 		os.RemoveAll(w.runsDir)
 	}
 	return err
@@ -338,4 +344,60 @@ func editDistance(a, b string, limit int) int {
 		prev, cur = cur, prev
 	}
 	return prev[len(b)]
+}
+
+// Argument decoding shared by the tools.
+
+// intArg is an integer argument that also accepts the forms models often
+// send instead: a numeric string ("12") or an integral float (12.0).
+type intArg int
+
+// UnmarshalJSON implements json.Unmarshaler.
+func (a *intArg) UnmarshalJSON(b []byte) error {
+	s := string(bytes.TrimSpace(b))
+	if uq, err := strconv.Unquote(s); err == nil && len(s) > 0 && s[0] == '"' {
+		s = strings.TrimSpace(uq)
+	}
+	if n, err := strconv.Atoi(s); err == nil {
+		*a = intArg(n)
+		return nil
+	}
+	if f, err := strconv.ParseFloat(s, 64); err == nil && f == float64(int(f)) {
+		*a = intArg(int(f))
+		return nil
+	}
+	return fmt.Errorf("expected an integer, got %s", b)
+}
+
+// decodeArgs decodes a tool's JSON arguments into v strictly: unknown fields
+// and trailing data are errors. Missing or null arguments decode as {}, and
+// arguments double-encoded as a JSON string are unwrapped.
+func decodeArgs(args json.RawMessage, v any) error {
+	args = bytes.TrimSpace(args)
+	if len(args) == 0 || string(args) == "null" {
+		args = []byte("{}")
+	}
+	if args[0] == '"' {
+		var inner string
+		if err := json.Unmarshal(args, &inner); err == nil {
+			args = []byte(strings.TrimSpace(inner))
+		}
+	}
+	dec := json.NewDecoder(bytes.NewReader(args))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return err
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return errors.New("unexpected data after the JSON object")
+	}
+	return nil
+}
+
+// invalidArgs is the error result for arguments that do not decode.
+func invalidArgs(tool string, err error, want string) agent.Result {
+	msg := err.Error()
+	msg = strings.TrimPrefix(msg, "json: ")
+	return agent.ErrorResult(agent.CodeInvalidArgument,
+		fmt.Sprintf("invalid %s arguments: %s; expected a JSON object with %s", tool, msg, want), true)
 }

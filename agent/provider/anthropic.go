@@ -99,14 +99,7 @@ func (m *Anthropic) apiError(err error) error {
 	if !ok {
 		return err
 	}
-	apiErr := newAPIError("anthropic", sdkErr.Response, m.apiKey)
-	if apiErr.StatusCode == 0 {
-		apiErr.StatusCode = sdkErr.StatusCode
-	}
-	if isAnthropicContextLength(apiErr) {
-		return fmt.Errorf("%w: %w", agent.ErrContextLength, apiErr)
-	}
-	return apiErr
+	return statusError("anthropic", sdkErr.Response, sdkErr.StatusCode, m.apiKey, isAnthropicContextLength)
 }
 
 // isAnthropicContextLength recognises "prompt is too long: N tokens > M
@@ -247,7 +240,7 @@ func jsonObject(raw json.RawMessage) bool {
 // anthropicOutput maps a Messages response onto agent.Output: text blocks
 // joined, tool_use blocks as tool calls, thinking blocks dropped.
 func anthropicOutput(resp *anthropic.Message) agent.Output {
-	out := agent.Output{Model: resp.Model, Usage: anthropicUsage(resp.Usage)}
+	out := agent.Output{Model: resp.Model, Usage: anthropicUsage(resp.Usage), Truncated: resp.StopReason == "max_tokens"}
 	var text []string
 	for _, b := range resp.Content {
 		switch b.Type {

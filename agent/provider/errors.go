@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/org/mini-agent/agent"
 )
 
 // Limits on what an error keeps from a provider's error response.
@@ -215,4 +217,17 @@ func redactErr(err error, secret string) error {
 		return err
 	}
 	return &redactedError{msg: redact(msg, secret), err: err}
+}
+
+// statusError builds the APIError for an SDK's status error, wrapping
+// agent.ErrContextLength when isContextLength recognises the refusal.
+func statusError(provider string, res *http.Response, status int, apiKey string, isContextLength func(*APIError) bool) error {
+	apiErr := newAPIError(provider, res, apiKey)
+	if apiErr.StatusCode == 0 {
+		apiErr.StatusCode = status
+	}
+	if isContextLength(apiErr) {
+		return fmt.Errorf("%w: %w", agent.ErrContextLength, apiErr)
+	}
+	return apiErr
 }

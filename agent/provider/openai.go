@@ -115,14 +115,7 @@ func (m *OpenAI) apiError(err error) error {
 	if !ok {
 		return err
 	}
-	apiErr := newAPIError("openai", sdkErr.Response, m.apiKey)
-	if apiErr.StatusCode == 0 {
-		apiErr.StatusCode = sdkErr.StatusCode
-	}
-	if isOpenAIContextLength(apiErr) {
-		return fmt.Errorf("%w: %w", agent.ErrContextLength, apiErr)
-	}
-	return apiErr
+	return statusError("openai", sdkErr.Response, sdkErr.StatusCode, m.apiKey, isOpenAIContextLength)
 }
 
 // isOpenAIContextLength recognises the context-window refusals of OpenAI
@@ -223,7 +216,8 @@ func openAIOutput(resp *openai.ChatCompletion, autoID *atomic.Int64) (agent.Outp
 		return agent.Output{}, errors.New("response has no choices")
 	}
 	msg := resp.Choices[0].Message
-	out := agent.Output{Message: msg.Content, Model: resp.Model, Usage: openAIUsage(resp.Usage)}
+	out := agent.Output{Message: msg.Content, Model: resp.Model, Usage: openAIUsage(resp.Usage),
+		Truncated: resp.Choices[0].FinishReason == "length"}
 	if out.Message == "" && msg.Refusal != "" {
 		out.Message = msg.Refusal
 	}

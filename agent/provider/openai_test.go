@@ -236,3 +236,38 @@ func checkCalls(t *testing.T, got, want []agent.ToolCall) {
 		}
 	}
 }
+
+func TestTruncatedReplies(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		fixture string
+		sample  func(*fakeAPI) (agent.Output, error)
+	}{
+		{"openai/truncated.json", func(f *fakeAPI) (agent.Output, error) {
+			return newTestOpenAI(t, f, Config{Model: "m"}).Sample(t.Context(), sampleRequest())
+		}},
+		{"anthropic/truncated.json", func(f *fakeAPI) (agent.Output, error) {
+			m, err := NewAnthropic(Config{Model: "m", APIKey: canaryKey, BaseURL: f.srv.URL, Getenv: noEnv})
+			if err != nil {
+				return agent.Output{}, err
+			}
+			return m.Sample(t.Context(), sampleRequest())
+		}},
+		{"openai/final_text.json", nil},
+	} {
+		f := newFakeAPI(t, reply{fixture: c.fixture})
+		var out agent.Output
+		var err error
+		if c.sample == nil {
+			out, err = newTestOpenAI(t, f, Config{Model: "m"}).Sample(t.Context(), sampleRequest())
+		} else {
+			out, err = c.sample(f)
+		}
+		if err != nil {
+			t.Fatalf("%s: %v", c.fixture, err)
+		}
+		if want := c.sample != nil; out.Truncated != want {
+			t.Errorf("%s: truncated = %v, want %v", c.fixture, out.Truncated, want)
+		}
+	}
+}
