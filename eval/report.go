@@ -28,7 +28,9 @@ type TaskResult struct {
 	PolicyDenials int     `json:"policy_denials"`
 	PatchRefusals int     `json:"patch_refusals"`
 	CostUSD       float64 `json:"cost_usd"`
-	Skipped       bool    `json:"skipped"`
+	// CostKnown is false when the model has no price (the script, replays).
+	CostKnown bool `json:"cost_known"`
+	Skipped   bool `json:"skipped"`
 	// Reason is why the task was skipped or, for an unresolved task, the
 	// first failed check.
 	Reason string `json:"reason,omitempty"`
@@ -38,14 +40,16 @@ type TaskResult struct {
 
 // Totals sum a report. Means are over the tasks that ran (not skipped).
 type Totals struct {
-	Tasks         int     `json:"tasks"`
-	Ran           int     `json:"ran"`
-	Skipped       int     `json:"skipped"`
-	Resolved      int     `json:"resolved"`
-	ResolvedRate  float64 `json:"resolved_rate"`
-	MeanSteps     float64 `json:"mean_steps"`
-	Tokens        int64   `json:"tokens"`
-	CostUSD       float64 `json:"cost_usd"`
+	Tasks        int     `json:"tasks"`
+	Ran          int     `json:"ran"`
+	Skipped      int     `json:"skipped"`
+	Resolved     int     `json:"resolved"`
+	ResolvedRate float64 `json:"resolved_rate"`
+	MeanSteps    float64 `json:"mean_steps"`
+	Tokens       int64   `json:"tokens"`
+	CostUSD      float64 `json:"cost_usd"`
+	// CostKnown: at least one task that ran had a priced model.
+	CostKnown     bool    `json:"cost_known"`
 	WallS         float64 `json:"wall_s"`
 	ToolErrors    int     `json:"tool_errors"`
 	PolicyDenials int     `json:"policy_denials"`
@@ -78,6 +82,7 @@ func (r *Report) Sum() {
 		steps += x.Steps
 		t.Tokens += x.Tokens
 		t.CostUSD += x.CostUSD
+		t.CostKnown = t.CostKnown || x.CostKnown
 		t.WallS += x.WallS
 		t.ToolErrors += x.ToolErrors
 		t.PolicyDenials += x.PolicyDenials
@@ -133,13 +138,21 @@ func (r *Report) Markdown(w io.Writer) {
 		if !x.Resolved {
 			verdict = "**no**"
 		}
-		fmt.Fprintf(w, "| %s | %s | %s | %d | %d | %d | %d | %d | %.4f | %.1f | %s |\n", x.Name, verdict, x.StopReason,
-			x.Steps, x.ToolErrors, x.PolicyDenials, x.PatchRefusals, x.Tokens, x.CostUSD, x.WallS, cell(x.Reason))
+		fmt.Fprintf(w, "| %s | %s | %s | %d | %d | %d | %d | %d | %s | %.1f | %s |\n", x.Name, verdict, x.StopReason,
+			x.Steps, x.ToolErrors, x.PolicyDenials, x.PatchRefusals, x.Tokens, cost(x.CostUSD, x.CostKnown), x.WallS, cell(x.Reason))
 	}
 	t := r.Totals
-	fmt.Fprintf(w, "| **total** | **%d/%d (%.0f%%)** | | mean %.1f | %d | %d | %d | %d | %.4f | %.1f | %d skipped |\n",
+	fmt.Fprintf(w, "| **total** | **%d/%d (%.0f%%)** | | mean %.1f | %d | %d | %d | %d | %s | %.1f | %d skipped |\n",
 		t.Resolved, t.Ran, 100*t.ResolvedRate, t.MeanSteps, t.ToolErrors, t.PolicyDenials, t.PatchRefusals,
-		t.Tokens, t.CostUSD, t.WallS, t.Skipped)
+		t.Tokens, cost(t.CostUSD, t.CostKnown), t.WallS, t.Skipped)
+}
+
+// cost prints a price, or n/a for a model without one.
+func cost(usd float64, known bool) string {
+	if !known {
+		return "n/a"
+	}
+	return fmt.Sprintf("%.4f", usd)
 }
 
 // cell keeps a note on one table line.

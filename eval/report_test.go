@@ -10,7 +10,7 @@ import (
 func sampleReport() *Report {
 	r := &Report{Model: "script", Tasks: []TaskResult{
 		{Name: "b", Resolved: false, Steps: 6, StopReason: "max_steps", Tokens: 300, WallS: 2, ToolErrors: 2, Reason: "status | x"},
-		{Name: "a", Resolved: true, Steps: 4, StopReason: "final_message", Tokens: 100, WallS: 1, PolicyDenials: 1, PatchRefusals: 1, CostUSD: 0.5},
+		{Name: "a", Resolved: true, Steps: 4, StopReason: "final_message", Tokens: 100, WallS: 1, PolicyDenials: 1, PatchRefusals: 1, CostUSD: 0.5, CostKnown: true},
 		{Name: "c", Skipped: true, Reason: "toolchain missing: `pytest --version`"},
 	}}
 	r.Sum()
@@ -21,7 +21,7 @@ func TestReportTotals(t *testing.T) {
 	t.Parallel()
 	r := sampleReport()
 	want := Totals{Tasks: 3, Ran: 2, Skipped: 1, Resolved: 1, ResolvedRate: 0.5, MeanSteps: 5, Tokens: 400,
-		CostUSD: 0.5, WallS: 3, ToolErrors: 2, PolicyDenials: 1, PatchRefusals: 1}
+		CostUSD: 0.5, CostKnown: true, WallS: 3, ToolErrors: 2, PolicyDenials: 1, PatchRefusals: 1}
 	if r.Totals != want {
 		t.Errorf("totals %+v\nwant   %+v", r.Totals, want)
 	}
@@ -32,7 +32,7 @@ func TestReportTotals(t *testing.T) {
 	r.Markdown(&md)
 	for _, w := range []string{
 		"| a | yes | final_message | 4 | 0 | 1 | 1 | 100 | 0.5000 | 1.0 |  |",
-		"| b | **no** | max_steps | 6 | 2 | 0 | 0 | 300 | 0.0000 | 2.0 | status \\| x |",
+		"| b | **no** | max_steps | 6 | 2 | 0 | 0 | 300 | n/a | 2.0 | status \\| x |",
 		"| c | skipped |",
 		"| **total** | **1/2 (50%)** | | mean 5.0 | 2 | 1 | 1 | 400 | 0.5000 | 3.0 | 1 skipped |",
 	} {

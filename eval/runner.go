@@ -59,6 +59,8 @@ type Options struct {
 	// ReplayOpenAI sends the scripted trajectories through the OpenAI
 	// adapter against a local fake Chat Completions server.
 	ReplayOpenAI bool
+	// MaxCostUSD is each task's cost budget with a priced model (0: none).
+	MaxCostUSD float64
 	// Getenv reads API keys for a real model; nil means os.Getenv.
 	Getenv func(string) string
 	// Artifacts, when set, keeps each task's bundle, trace and PR body in
@@ -214,7 +216,7 @@ func (r *runner) runTask(ctx context.Context, t *Task) (res TaskResult) {
 	if out := tr.outcome; out != nil {
 		b := out.Bundle
 		res.Status, res.StopReason, res.Steps = b.Status, b.Run.StopReason, b.Run.Steps
-		res.Tokens, res.CostUSD = b.Usage.Total(), b.CostUSD
+		res.Tokens, res.CostUSD, res.CostKnown = b.Usage.Total(), b.CostUSD, b.CostKnown
 		res.ToolErrors, res.PolicyDenials, res.PatchRefusals = b.Run.ToolErrors, b.Run.Denials, b.Run.Refusals
 	}
 	res.Failures = tr.fails
@@ -342,7 +344,8 @@ func (r *runner) execute(ctx context.Context, tr *taskRun) {
 	opts := pipeline.Options{
 		Mode: agent.Mode(t.Mode), Workdir: tr.ws, TestCommand: t.TestCommand, FailureLog: failureLog,
 		Instructions: t.Instructions, Provider: prov, Model: model,
-		Limits:      agent.Limits{MaxSteps: t.Limits.MaxSteps, MaxTokens: t.Limits.MaxTokens, Timeout: agentTimeout},
+		Limits: agent.Limits{MaxSteps: t.Limits.MaxSteps, MaxTokens: t.Limits.MaxTokens, Timeout: agentTimeout,
+			MaxCostUSD: r.o.MaxCostUSD},
 		TestTimeout: testTimeout, Protected: t.Policy.Protected, SecretNames: t.SecretEnv,
 		TracePath: filepath.Join(tr.outDir, "trace.jsonl"), BundlePath: filepath.Join(tr.outDir, "bundle.json"),
 		SummaryPath: filepath.Join(tr.outDir, "summary.md"),

@@ -46,6 +46,7 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&o.Provider, "provider", "script", "script (each task's trajectory), openai or anthropic")
 	fs.StringVar(&o.Model, "model", "", "model name for a real provider")
 	fs.StringVar(&o.BaseURL, "base-url", "", "API base URL for a real provider")
+	fs.Float64Var(&o.MaxCostUSD, "max-cost-usd", 0, "cost budget per task with a priced model (0: none)")
 	fs.BoolVar(&o.ReplayOpenAI, "replay-openai", false, "replay the scripts through the OpenAI adapter against a local fake server")
 	fs.StringVar(&jsonPath, "json", "", "write the JSON report here")
 	fs.StringVar(&o.Artifacts, "artifacts", "", "keep each task's bundle, trace and PR body under DIR/<task>/")
