@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/org/mini-agent/agent"
+	"github.com/org/mini-agent/internal/fakellm"
 )
 
 // Each check can fail: a bundled task with one expectation changed to
@@ -157,5 +158,52 @@ func TestEventMatching(t *testing.T) {
 		if got := matchEvent(c.spec, e); got != c.want {
 			t.Errorf("%s: %v, want %v", c.spec, got, c.want)
 		}
+	}
+}
+
+// The real-model path, against a Chat Completions server: the task's own
+// script is not consulted (the server answers with another trajectory),
+// trajectory checks are not applied, outcome checks are, and scripted-only
+// tasks are skipped.
+func TestRealProviderPath(t *testing.T) {
+	t.Parallel()
+	// A model that takes a different route to the same diagnosis.
+	srv, err := fakellm.New([]byte(`{"tool_calls":[{"name":"read_file","arguments":{"path":"pricing/discount.go"}}]}
+{"tool_calls":[{"name":"run_test","arguments":{}}]}
+{"message":"## Summary\nOff by one.\n\n## Root cause\npricing/discount.go:20 uses > instead of >=.\n\n## Assumptions\n- none"}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	root := copyTask(t, "01-explain-localize", func(m map[string]any) {
+		// A trajectory check the real model does not follow (no search call).
+		expectOf(m)["events"] = []any{map[string]any{"type": "tool.end", "data": map[string]any{"tool": "search"}}}
+	})
+	cancelTask := copyTask(t, "07-cancel-run-test", nil)
+	if err := os.Rename(filepath.Join(cancelTask, "07-cancel-run-test"), filepath.Join(root, "07-cancel-run-test")); err != nil {
+		t.Fatal(err)
+	}
+	rep, err := Run(context.Background(), Options{Tasks: os.DirFS(root), Provider: "openai", Model: "some-model",
+		BaseURL: srv.BaseURL(), Getenv: func(k string) string {
+			if k == "OPENAI_API_KEY" {
+				return "sk-test-key-0000"
+			}
+			return ""
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Model != "openai/some-model" || len(rep.Tasks) != 2 {
+		t.Fatalf("report %+v", rep)
+	}
+	if r := rep.Tasks[0]; !r.Resolved || r.Steps != 3 || r.StopReason != "final_message" {
+		t.Errorf("explain task with a real provider: %+v", r)
+	}
+	if r := rep.Tasks[1]; !r.Skipped || !strings.Contains(r.Reason, "scripted-only") {
+		t.Errorf("scripted-only task: %+v", r)
+	}
+	if n := len(srv.Bodies()); n != 3 {
+		t.Errorf("model requests = %d, want 3", n)
 	}
 }
