@@ -25,6 +25,7 @@ Usage:
                                                                run one tool call, print what the model would see
   mini-agent action                                            the GitHub Action entry point (inputs from INPUT_*, event from GITHUB_*)
   mini-agent publish [--config PATH] BUNDLE                    publish a bundle under the repository's policy (two-job recipe)
+  mini-agent eval [--tasks LIST] [--shard i/n] [--json FILE]  run the eval tasks (scripted, or a real --provider)
 
 Run 'mini-agent fix -h' for the flags. Exit codes: 0 fixed and validated (or explained),
 1 not fixed, 2 usage or configuration error, 3 validation failed, 130 cancelled.
@@ -49,6 +50,8 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return runAction(ctx, args[1:], stdout, stderr)
 	case "publish":
 		return runPublish(ctx, args[1:], stdout, stderr)
+	case "eval":
+		return runEval(ctx, args[1:], stdout, stderr)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usageText)
 		return 0

@@ -53,6 +53,11 @@ type Options struct {
 	Environ []string
 	// Model overrides the provider (tests and the eval inject one).
 	ModelImpl agent.Model
+	// WrapTool, when set, wraps each tool the model drives before it is
+	// registered (the harness's own validation runs stay unwrapped). It is a
+	// test seam: the eval's broken-harness check swaps in a faulty tool to
+	// prove its scenarios catch it. Production callers leave it nil.
+	WrapTool func(agent.Tool) agent.Tool
 }
 
 // ErrUsage marks configuration errors (exit code 2).

@@ -100,7 +100,13 @@ func Run(ctx context.Context, o Options) (*Outcome, error) {
 		defer traceFile.Close()
 		sinks = append(sinks, agent.NewJSONLSink(traceFile))
 	}
-	reg, err := agent.NewRegistry(tools.NewReadFile(ws), tools.NewSearch(ws), tools.NewApplyPatch(ws), runTest)
+	toolset := []agent.Tool{tools.NewReadFile(ws), tools.NewSearch(ws), tools.NewApplyPatch(ws), runTest}
+	if o.WrapTool != nil {
+		for i, t := range toolset {
+			toolset[i] = o.WrapTool(t)
+		}
+	}
+	reg, err := agent.NewRegistry(toolset...)
 	if err != nil {
 		return nil, err
 	}

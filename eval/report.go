@@ -1,0 +1,216 @@
+package eval
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"sort"
+	"strings"
+)
+
+// maxReportBytes bounds a report file read by Merge.
+const maxReportBytes = 16 << 20
+
+// TaskResult is one task's line of the report.
+type TaskResult struct {
+	Name          string  `json:"name"`
+	Resolved      bool    `json:"resolved"`
+	Steps         int     `json:"steps"`
+	StopReason    string  `json:"stop_reason"`
+	Status        string  `json:"status"`
+	Tokens        int64   `json:"tokens"`
+	WallS         float64 `json:"wall_s"`
+	ToolErrors    int     `json:"tool_errors"`
+	PolicyDenials int     `json:"policy_denials"`
+	PatchRefusals int     `json:"patch_refusals"`
+	CostUSD       float64 `json:"cost_usd"`
+	// CostKnown is false when the model has no price (the script, replays).
+	CostKnown bool `json:"cost_known"`
+	Skipped   bool `json:"skipped"`
+	// Reason is why the task was skipped or, for an unresolved task, the
+	// first failed check.
+	Reason string `json:"reason,omitempty"`
+	// Failures lists every failed check.
+	Failures []string `json:"failures,omitempty"`
+}
+
+// Totals sum a report. Means are over the tasks that ran (not skipped).
+type Totals struct {
+	Tasks        int     `json:"tasks"`
+	Ran          int     `json:"ran"`
+	Skipped      int     `json:"skipped"`
+	Resolved     int     `json:"resolved"`
+	ResolvedRate float64 `json:"resolved_rate"`
+	MeanSteps    float64 `json:"mean_steps"`
+	Tokens       int64   `json:"tokens"`
+	CostUSD      float64 `json:"cost_usd"`
+	// CostKnown: at least one task that ran had a priced model.
+	CostKnown     bool    `json:"cost_known"`
+	WallS         float64 `json:"wall_s"`
+	ToolErrors    int     `json:"tool_errors"`
+	PolicyDenials int     `json:"policy_denials"`
+	PatchRefusals int     `json:"patch_refusals"`
+}
+
+// Report is the eval's result: `{"tasks":[...],"totals":{...}}`.
+type Report struct {
+	// Model says what answered: "script", "openai-replay" or provider/model.
+	Model  string       `json:"model,omitempty"`
+	Shard  string       `json:"shard,omitempty"`
+	Tasks  []TaskResult `json:"tasks"`
+	Totals Totals       `json:"totals"`
+}
+
+// Sum recomputes the totals from the tasks, sorted by name.
+func (r *Report) Sum() {
+	sort.Slice(r.Tasks, func(i, j int) bool { return r.Tasks[i].Name < r.Tasks[j].Name })
+	t := Totals{Tasks: len(r.Tasks)}
+	steps := 0
+	for _, x := range r.Tasks {
+		if x.Skipped {
+			t.Skipped++
+			continue
+		}
+		t.Ran++
+		if x.Resolved {
+			t.Resolved++
+		}
+		steps += x.Steps
+		t.Tokens += x.Tokens
+		t.CostUSD += x.CostUSD
+		t.CostKnown = t.CostKnown || x.CostKnown
+		t.WallS += x.WallS
+		t.ToolErrors += x.ToolErrors
+		t.PolicyDenials += x.PolicyDenials
+		t.PatchRefusals += x.PatchRefusals
+	}
+	if t.Ran > 0 {
+		t.ResolvedRate = float64(t.Resolved) / float64(t.Ran)
+		t.MeanSteps = float64(steps) / float64(t.Ran)
+	}
+	r.Totals = t
+}
+
+// OK reports whether every task that ran was resolved.
+func (r *Report) OK() bool {
+	for _, x := range r.Tasks {
+		if !x.Skipped && !x.Resolved {
+			return false
+		}
+	}
+	return true
+}
+
+// WriteJSON writes the report as indented JSON.
+func (r *Report) WriteJSON(path string) error {
+	data, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return fmt.Errorf("eval: report: %w", err)
+	}
+	if err := os.WriteFile(path, append(data, '\n'), 0o644); err != nil {
+		return fmt.Errorf("eval: report: %w", err)
+	}
+	return nil
+}
+
+// Markdown renders the report as a table with a totals line.
+func (r *Report) Markdown(w io.Writer) {
+	title := "mini-agent eval"
+	if r.Model != "" {
+		title += " — " + r.Model
+	}
+	if r.Shard != "" {
+		title += " (shard " + r.Shard + ")"
+	}
+	fmt.Fprintf(w, "### %s\n\n", title)
+	fmt.Fprintln(w, "| task | resolved | stop reason | steps | tool errors | denials | patch refusals | tokens | cost USD | wall s | note |")
+	fmt.Fprintln(w, "|---|---|---|--:|--:|--:|--:|--:|--:|--:|---|")
+	for _, x := range r.Tasks {
+		if x.Skipped {
+			fmt.Fprintf(w, "| %s | skipped | | | | | | | | | %s |\n", x.Name, cell(x.Reason))
+			continue
+		}
+		verdict := "yes"
+		if !x.Resolved {
+			verdict = "**no**"
+		}
+		fmt.Fprintf(w, "| %s | %s | %s | %d | %d | %d | %d | %d | %s | %.1f | %s |\n", x.Name, verdict, x.StopReason,
+			x.Steps, x.ToolErrors, x.PolicyDenials, x.PatchRefusals, x.Tokens, cost(x.CostUSD, x.CostKnown), x.WallS, cell(x.Reason))
+	}
+	t := r.Totals
+	fmt.Fprintf(w, "| **total** | **%d/%d (%.0f%%)** | | mean %.1f | %d | %d | %d | %d | %s | %.1f | %d skipped |\n",
+		t.Resolved, t.Ran, 100*t.ResolvedRate, t.MeanSteps, t.ToolErrors, t.PolicyDenials, t.PatchRefusals,
+		t.Tokens, cost(t.CostUSD, t.CostKnown), t.WallS, t.Skipped)
+}
+
+// cost prints a price, or n/a for a model without one.
+func cost(usd float64, known bool) string {
+	if !known {
+		return "n/a"
+	}
+	return fmt.Sprintf("%.4f", usd)
+}
+
+// cell keeps a note on one table line.
+func cell(s string) string {
+	s = strings.Join(strings.Fields(s), " ")
+	s = strings.ReplaceAll(s, "|", "\\|")
+	if len(s) > 160 {
+		s = s[:160] + "…"
+	}
+	return s
+}
+
+// ReadReport loads a report written by WriteJSON (strictly: unknown fields
+// are errors).
+func ReadReport(path string) (*Report, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("eval: read report: %w", err)
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, maxReportBytes+1))
+	if err != nil {
+		return nil, fmt.Errorf("eval: read report %s: %w", path, err)
+	}
+	if len(data) > maxReportBytes {
+		return nil, fmt.Errorf("eval: read report %s: larger than %d bytes", path, maxReportBytes)
+	}
+	var r Report
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&r); err != nil {
+		return nil, fmt.Errorf("eval: read report %s: %w", path, err)
+	}
+	return &r, nil
+}
+
+// Merge combines shard reports into one. A task appearing in two reports
+// is an error: the shards overlapped.
+func Merge(reports ...*Report) (*Report, error) {
+	out := &Report{}
+	seen := map[string]bool{}
+	var models []string
+	for _, r := range reports {
+		if r.Model != "" && !slices.Contains(models, r.Model) {
+			models = append(models, r.Model)
+		}
+		for _, t := range r.Tasks {
+			if seen[t.Name] {
+				return nil, fmt.Errorf("eval: merge: task %s appears in more than one report", t.Name)
+			}
+			seen[t.Name] = true
+			out.Tasks = append(out.Tasks, t)
+		}
+	}
+	if len(out.Tasks) == 0 {
+		return nil, errors.New("eval: merge: no tasks in the reports")
+	}
+	out.Model = strings.Join(models, ", ")
+	out.Sum()
+	return out, nil
+}

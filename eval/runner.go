@@ -1,0 +1,450 @@
+package eval
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"math"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/org/mini-agent/agent"
+	"github.com/org/mini-agent/agent/provider"
+	"github.com/org/mini-agent/internal/fakellm"
+	"github.com/org/mini-agent/internal/pipeline"
+)
+
+// Defaults of a run.
+const (
+	DefaultJobs        = 2
+	DefaultTaskTimeout = 5 * time.Minute
+	// defaultTestTimeout bounds one test command run inside a task.
+	defaultTestTimeout = 2 * time.Minute
+	// replayAPIKey is the key sent to the fake Chat Completions server.
+	replayAPIKey = "sk-eval-replay-not-a-secret"
+	// replayModel is the model name the replay path reports (no price).
+	replayModel = "fakellm-replay"
+)
+
+// ToolWrapper replaces a tool the model drives (a test seam: the broken-
+// harness check injects faulty tools through it).
+type ToolWrapper func(tc ToolContext, tool agent.Tool) agent.Tool
+
+// ToolContext is what a ToolWrapper knows about the task it wraps for.
+type ToolContext struct {
+	Task *Task
+	// Workdir is the task's workspace; Env the environment the pipeline got.
+	Workdir string
+	Env     []string
+}
+
+// Options configure an eval run.
+type Options struct {
+	// Tasks is the directory of tasks; nil means the bundled tasks.
+	Tasks fs.FS
+	// Filter is --tasks: a comma list of names or a regexp.
+	Filter string
+	Shard  Shard
+	// Jobs is how many tasks run at once; 0 means DefaultJobs.
+	Jobs int
+	// Timeout bounds one task (run and checks); 0 means DefaultTaskTimeout.
+	Timeout time.Duration
+	// Provider, Model and BaseURL select a real model; empty or "script"
+	// replays each task's scripted trajectory.
+	Provider, Model, BaseURL string
+	// ReplayOpenAI sends the scripted trajectories through the OpenAI
+	// adapter against a local fake Chat Completions server.
+	ReplayOpenAI bool
+	// MaxCostUSD is each task's cost budget with a priced model (0: none).
+	MaxCostUSD float64
+	// Getenv reads API keys for a real model; nil means os.Getenv.
+	Getenv func(string) string
+	// Artifacts, when set, keeps each task's bundle, trace and PR body in
+	// Artifacts/<task>/.
+	Artifacts string
+	// Progress receives one line per finished task; nil discards.
+	Progress io.Writer
+	// WrapTool is the test seam described at ToolWrapper.
+	WrapTool ToolWrapper
+}
+
+// real reports whether a real model answers (the scripts are ignored).
+func (o *Options) real() bool {
+	return o.Provider != "" && o.Provider != provider.ProviderScript
+}
+
+// label names what answered the tasks, for the report.
+func (o *Options) label() string {
+	switch {
+	case o.real() && o.Model != "":
+		return o.Provider + "/" + o.Model
+	case o.real():
+		return o.Provider
+	case o.ReplayOpenAI:
+		return "script via the OpenAI adapter (fakellm)"
+	}
+	return "script"
+}
+
+// Run loads, selects and runs the tasks and returns the report. An error
+// means the eval could not start (bad tasks, bad options); failed tasks
+// are in the report.
+func Run(ctx context.Context, o Options) (*Report, error) {
+	if o.Tasks == nil {
+		o.Tasks = Bundled()
+	}
+	if o.Jobs <= 0 {
+		o.Jobs = DefaultJobs
+	}
+	if o.Timeout <= 0 {
+		o.Timeout = DefaultTaskTimeout
+	}
+	if o.Progress == nil {
+		o.Progress = io.Discard
+	}
+	if o.Getenv == nil {
+		o.Getenv = os.Getenv
+	}
+	if o.real() && o.ReplayOpenAI {
+		return nil, errors.New("eval: --replay-openai replays the scripts; it cannot be combined with a real --provider")
+	}
+	all, err := LoadTasks(o.Tasks)
+	if err != nil {
+		return nil, err
+	}
+	tasks, err := Select(all, o.Filter, o.Shard)
+	if err != nil {
+		return nil, fmt.Errorf("eval: %w", err)
+	}
+	if o.real() {
+		// Fail fast on a missing key or model instead of once per task.
+		if _, err := o.newModel(nil); err != nil {
+			return nil, fmt.Errorf("eval: %w", err)
+		}
+	}
+	r := &runner{o: o, probes: map[string]*probe{}}
+	rep := &Report{Model: o.label(), Tasks: make([]TaskResult, len(tasks))}
+	if o.Shard.Of > 1 {
+		rep.Shard = fmt.Sprintf("%d/%d", o.Shard.Index, o.Shard.Of)
+	}
+	sem := make(chan struct{}, o.Jobs)
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	for i, t := range tasks {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			res := r.runTask(ctx, t)
+			rep.Tasks[i] = res
+			mu.Lock()
+			progressLine(o.Progress, res)
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	rep.Sum()
+	return rep, ctx.Err()
+}
+
+func progressLine(w io.Writer, r TaskResult) {
+	switch {
+	case r.Skipped:
+		fmt.Fprintf(w, "SKIP %-24s %s\n", r.Name, r.Reason)
+	case r.Resolved:
+		fmt.Fprintf(w, "PASS %-24s %s, %s, %d steps, %.1fs\n", r.Name, r.Status, r.StopReason, r.Steps, r.WallS)
+	default:
+		fmt.Fprintf(w, "FAIL %-24s %s, %s, %d steps, %.1fs\n", r.Name, r.Status, r.StopReason, r.Steps, r.WallS)
+		for _, f := range r.Failures {
+			fmt.Fprintf(w, "       - %s\n", f)
+		}
+	}
+}
+
+type runner struct {
+	o      Options
+	mu     sync.Mutex
+	probes map[string]*probe
+}
+
+// taskRun is one task's state while it runs and is checked.
+type taskRun struct {
+	task                     *Task
+	tmp, ws, scratch, outDir string
+	env                      []string
+	events                   *agent.Recorder
+	model                    *recordingModel
+	server                   *fakellm.Server
+	outcome                  *pipeline.Outcome
+	runErr                   error
+	scripted                 bool
+	fails                    []string
+}
+
+func (tr *taskRun) fail(format string, args ...any) {
+	tr.fails = append(tr.fails, fmt.Sprintf(format, args...))
+}
+
+func (r *runner) runTask(ctx context.Context, t *Task) (res TaskResult) {
+	start := time.Now()
+	res.Name = t.Name
+	defer func() { res.WallS = math.Round(time.Since(start).Seconds()*100) / 100 }()
+	if reason := r.skipReason(ctx, t); reason != "" {
+		res.Skipped, res.Reason = true, reason
+		return res
+	}
+	tr, cleanup, err := r.prepare(ctx, t)
+	defer cleanup()
+	if err != nil {
+		res.Reason = "setup: " + err.Error()
+		res.Failures = []string{res.Reason}
+		return res
+	}
+	r.execute(ctx, tr)
+	// The checks get their own time: a task that hit its deadline is
+	// still judged (and its leftovers cleaned up).
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), r.o.Timeout)
+	defer cancel()
+	stop := context.AfterFunc(ctx, cancel) // but an interrupted eval stops checking too
+	defer stop()
+	r.check(cctx, tr)
+	if out := tr.outcome; out != nil {
+		b := out.Bundle
+		res.Status, res.StopReason, res.Steps = b.Status, b.Run.StopReason, b.Run.Steps
+		res.Tokens, res.CostUSD, res.CostKnown = b.Usage.Total(), b.CostUSD, b.CostKnown
+		res.ToolErrors, res.PolicyDenials, res.PatchRefusals = b.Run.ToolErrors, b.Run.Denials, b.Run.Refusals
+	}
+	res.Failures = tr.fails
+	res.Resolved = len(tr.fails) == 0
+	if !res.Resolved {
+		res.Reason = tr.fails[0]
+	}
+	return res
+}
+
+// prepare materializes the workspace and builds the model.
+func (r *runner) prepare(ctx context.Context, t *Task) (*taskRun, func(), error) {
+	cleanup := func() {}
+	tmp, err := os.MkdirTemp("", "mini-agent-eval-")
+	if err != nil {
+		return nil, cleanup, err
+	}
+	tr := &taskRun{task: t, tmp: tmp, ws: filepath.Join(tmp, "ws"), scratch: filepath.Join(tmp, "scratch"),
+		outDir: filepath.Join(tmp, "out"), events: &agent.Recorder{}, scripted: !r.o.real()}
+	cleanup = func() {
+		if tr.server != nil {
+			tr.server.Close()
+		}
+		os.RemoveAll(tmp)
+	}
+	if r.o.Artifacts != "" {
+		tr.outDir = filepath.Join(r.o.Artifacts, t.Name)
+	}
+	for _, d := range []string{tr.scratch, tr.outDir} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			return nil, cleanup, err
+		}
+	}
+	if err := materialize(ctx, t, tr.ws); err != nil {
+		return nil, cleanup, err
+	}
+	tr.env = append(os.Environ(), "EVAL_SCRATCH="+tr.scratch)
+	for _, k := range sortedKeys(t.Env) {
+		tr.env = append(tr.env, k+"="+t.Env[k])
+	}
+	inner, err := r.o.newModel(tr)
+	if err != nil {
+		return nil, cleanup, err
+	}
+	tr.model = &recordingModel{inner: inner}
+	return tr, cleanup, nil
+}
+
+// newModel builds what answers the task: the script, the script behind a
+// fake Chat Completions server and the OpenAI adapter, or a real model.
+// tr is nil for the up-front configuration check.
+func (o *Options) newModel(tr *taskRun) (agent.Model, error) {
+	if o.real() {
+		return provider.New(provider.Config{Provider: o.Provider, Model: o.Model, BaseURL: o.BaseURL, Getenv: o.Getenv})
+	}
+	script, err := tr.task.ScriptBytes()
+	if err != nil {
+		return nil, err
+	}
+	if !o.ReplayOpenAI {
+		return provider.New(provider.Config{Provider: provider.ProviderScript, Script: script})
+	}
+	if tr.server, err = fakellm.New(script); err != nil {
+		return nil, err
+	}
+	key := tr.task.Env["OPENAI_API_KEY"]
+	if key == "" {
+		key = replayAPIKey
+	}
+	return provider.New(provider.Config{Provider: provider.ProviderOpenAI, Model: replayModel,
+		BaseURL: tr.server.BaseURL(), APIKey: key, MaxRetries: -1})
+}
+
+// modelName is what the pipeline reports and prices.
+func (o *Options) modelName() (prov, model string) {
+	switch {
+	case o.real():
+		model = o.Model
+		if model == "" && o.Provider == provider.ProviderOpenAI {
+			model = provider.DefaultOpenAIModel
+		} else if model == "" && o.Provider == provider.ProviderAnthropic {
+			model = provider.DefaultAnthropicModel
+		}
+		return o.Provider, model
+	case o.ReplayOpenAI:
+		return provider.ProviderOpenAI, replayModel
+	}
+	return provider.ProviderScript, ""
+}
+
+// execute runs the pipeline, exactly as `mini-agent fix/explain` does.
+func (r *runner) execute(ctx context.Context, tr *taskRun) {
+	t := tr.task
+	rctx, cancel := context.WithTimeout(ctx, r.o.Timeout)
+	defer cancel()
+	var sinks agent.FanOut = agent.FanOut{tr.events}
+	if t.Cancel != nil {
+		pctx, pcancel := context.WithCancel(rctx)
+		defer pcancel()
+		sinks = append(sinks, &cancelSink{spec: t.Cancel, scratch: tr.scratch, ctx: pctx, cancel: pcancel})
+		rctx = pctx
+	}
+	var failureLog string
+	if t.FailureLog != "" {
+		data, err := fs.ReadFile(t.fsys, t.FailureLog)
+		if err != nil {
+			tr.runErr = err
+			return
+		}
+		failureLog = filepath.Join(tr.tmp, "failure.log")
+		if err := os.WriteFile(failureLog, data, 0o644); err != nil {
+			tr.runErr = err
+			return
+		}
+	}
+	agentTimeout := time.Duration(t.Limits.Timeout)
+	if agentTimeout == 0 {
+		agentTimeout = r.o.Timeout
+	}
+	testTimeout := time.Duration(t.Limits.TestTimeout)
+	if testTimeout == 0 {
+		testTimeout = defaultTestTimeout
+	}
+	prov, model := r.o.modelName()
+	opts := pipeline.Options{
+		Mode: agent.Mode(t.Mode), Workdir: tr.ws, TestCommand: t.TestCommand, FailureLog: failureLog,
+		Instructions: t.Instructions, Provider: prov, Model: model,
+		Limits: agent.Limits{MaxSteps: t.Limits.MaxSteps, MaxTokens: t.Limits.MaxTokens, Timeout: agentTimeout,
+			MaxCostUSD: r.o.MaxCostUSD},
+		TestTimeout: testTimeout, Protected: t.Policy.Protected, SecretNames: t.SecretEnv,
+		TracePath: filepath.Join(tr.outDir, "trace.jsonl"), BundlePath: filepath.Join(tr.outDir, "bundle.json"),
+		SummaryPath: filepath.Join(tr.outDir, "summary.md"),
+		Events:      sinks, Getenv: envLookup(tr.env), Environ: tr.env, ModelImpl: tr.model,
+	}
+	if w := r.o.WrapTool; w != nil {
+		tc := ToolContext{Task: t, Workdir: tr.ws, Env: tr.env}
+		opts.WrapTool = func(tool agent.Tool) agent.Tool { return w(tc, tool) }
+	}
+	tr.outcome, tr.runErr = pipeline.Run(rctx, opts)
+	if tr.outcome == nil && tr.runErr == nil {
+		tr.runErr = errors.New("the pipeline returned no outcome")
+	}
+}
+
+// envLookup reads the last value of name in env.
+func envLookup(env []string) func(string) string {
+	m := map[string]string{}
+	for _, kv := range env {
+		for i := 1; i < len(kv); i++ {
+			if kv[i] == '=' {
+				m[kv[:i]] = kv[i+1:]
+				break
+			}
+		}
+	}
+	return func(k string) string { return m[k] }
+}
+
+// recordingModel keeps every request, so the checks see exactly what the
+// model was sent (tool results included).
+type recordingModel struct {
+	inner agent.Model
+	mu    sync.Mutex
+	reqs  []agent.Request
+}
+
+// Sample implements agent.Model.
+func (m *recordingModel) Sample(ctx context.Context, req agent.Request) (agent.Output, error) {
+	cp := req
+	// The loop may elide old entries in place later; keep this turn's view.
+	cp.Messages = append([]agent.Message(nil), req.Messages...)
+	m.mu.Lock()
+	m.reqs = append(m.reqs, cp)
+	m.mu.Unlock()
+	return m.inner.Sample(ctx, req)
+}
+
+func (m *recordingModel) requests() []agent.Request {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return append([]agent.Request(nil), m.reqs...)
+}
+
+// cancelSink cancels the run when the task's cancel event is seen.
+type cancelSink struct {
+	spec    *Cancel
+	scratch string
+	ctx     context.Context
+	cancel  context.CancelFunc
+	once    sync.Once
+}
+
+// defaultCancelWait bounds the wait for Cancel.WhenFile.
+const defaultCancelWait = time.Minute
+
+// Emit implements agent.EventSink.
+func (s *cancelSink) Emit(e agent.Event) {
+	if e.Type != s.spec.AfterEvent {
+		return
+	}
+	if s.spec.Tool != "" && fmt.Sprint(e.Data["tool"]) != s.spec.Tool {
+		return
+	}
+	s.once.Do(func() { go s.fire() })
+}
+
+func (s *cancelSink) fire() {
+	if s.spec.WhenFile != "" {
+		wait := time.Duration(s.spec.Wait)
+		if wait == 0 {
+			wait = defaultCancelWait
+		}
+		deadline := time.Now().Add(wait)
+		p := filepath.Join(s.scratch, filepath.FromSlash(s.spec.WhenFile))
+		for time.Now().Before(deadline) {
+			if fi, err := os.Stat(p); err == nil && fi.Size() > 0 {
+				break
+			}
+			select {
+			case <-s.ctx.Done():
+				return
+			case <-time.After(20 * time.Millisecond):
+			}
+		}
+	}
+	select {
+	case <-s.ctx.Done():
+	case <-time.After(time.Duration(s.spec.Delay)):
+		s.cancel()
+	}
+}
