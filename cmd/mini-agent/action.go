@@ -16,7 +16,6 @@ import (
 	"github.com/org/mini-agent/ghapi"
 	"github.com/org/mini-agent/internal/bundle"
 	"github.com/org/mini-agent/internal/config"
-	"github.com/org/mini-agent/internal/failure"
 	"github.com/org/mini-agent/internal/pipeline"
 	"github.com/org/mini-agent/internal/publish"
 	"github.com/org/mini-agent/internal/route"
@@ -132,11 +131,11 @@ func (a *actionRun) work(ctx context.Context) (string, int, string) {
 		return a.fail(pipeline.ExitUsage, err)
 	}
 	if job.Source == route.SourceRun {
-		if opts.FailureLog, err = a.fetchLogs(ctx); err != nil {
+		if opts.FailureLogs, err = a.fetchLogs(ctx); err != nil {
 			return a.fail(ExitFailed, err)
 		}
 	}
-	if opts.FailureLog != "" {
+	if opts.FailureLog != "" || len(opts.FailureLogs) > 0 {
 		if res, err := a.precheck(ctx, opts); err != nil || res != nil {
 			if err != nil {
 				return a.fail(ExitFailed, err)
@@ -400,7 +399,11 @@ func firstInt(vals ...int) int {
 // precheck skips before any model call when a proposal would be refused
 // anyway (closed PR for this failure at this commit, max attempts).
 func (a *actionRun) precheck(ctx context.Context, o pipeline.Options) (*publish.Result, error) {
-	fc, err := failure.ExtractFile(o.FailureLog, failure.Options{Workspace: a.ws})
+	logs := o.FailureLogs
+	if o.FailureLog != "" {
+		logs = append([]string{o.FailureLog}, logs...)
+	}
+	fc, err := pipeline.ExtractFailures(logs, a.ws)
 	if err != nil {
 		return nil, nil // the pipeline will report it
 	}

@@ -111,54 +111,66 @@ func (a *actionRun) annotateFailure(b *bundle.Bundle, why string) {
 	a.gha.Errorf("%s", msg)
 }
 
-// fetchLogs downloads the failed jobs' logs (and their annotations) into one
-// file for the failure extractor. A log that is gone is skipped with a
-// warning; with none left, the harness runs the test command instead ("").
-func (a *actionRun) fetchLogs(ctx context.Context) (string, error) {
-	path := filepath.Join(a.tmp, "failure.log")
-	f, err := os.Create(path)
-	if err != nil {
-		return "", fmt.Errorf("failure log: %w", err)
-	}
-	defer f.Close()
+// fetchLogs downloads each failed job's log (and its annotations) into a
+// file of its own, so identical failures across jobs and matrix legs are
+// merged with a count. A log that is gone is skipped with a warning; with
+// none left, the harness runs the test command instead (nil).
+func (a *actionRun) fetchLogs(ctx context.Context) ([]string, error) {
 	job := a.job
 	var total int64
-	got := 0
-	for _, j := range job.FailedJobs {
+	var paths []string
+	for i, j := range job.FailedJobs {
 		if total >= maxLogBytes {
 			a.gha.Warningf("failure logs past %d MB are not read (job %q)", maxLogBytes>>20, j.Name)
 			break
 		}
-		rc, err := a.gh.JobLog(ctx, job.Owner, job.Repo, j.ID)
+		n, path, err := a.fetchJobLog(ctx, i, j, min(maxJobLogBytes, maxLogBytes-total))
 		if errors.Is(err, ghapi.ErrGone) || errors.Is(err, ghapi.ErrNotFound) {
 			a.gha.Warningf("the log of job %q is not available: %v", j.Name, err)
 			continue
 		}
 		if err != nil {
-			return "", err
-		}
-		fmt.Fprintf(f, "=== mini-agent: log of failed job %q (failed steps: %s) ===\n", j.Name, strings.Join(j.FailedSteps, ", "))
-		n, err := io.Copy(f, io.LimitReader(rc, min(maxJobLogBytes, maxLogBytes-total)))
-		rc.Close()
-		if err != nil {
-			return "", fmt.Errorf("failure log of job %q: %w", j.Name, err)
+			return nil, err
 		}
 		total += n
-		got++
-		if j.CheckRunID != 0 {
-			anns, err := a.gh.Annotations(ctx, job.Owner, job.Repo, j.CheckRunID)
-			if err != nil {
-				a.gha.Warningf("annotations of job %q: %v", j.Name, err)
-			}
-			for _, an := range anns {
-				fmt.Fprintf(f, "annotation %s %s:%d: %s %s\n", an.Level, an.Path, an.StartLine, an.Title, oneLine(an.Message))
-			}
+		paths = append(paths, path)
+	}
+	if len(paths) == 0 {
+		a.gha.Warningf("no failed job's log could be read: running the test command to see what fails")
+		return nil, nil
+	}
+	fmt.Fprintf(a.log(), "read %d failed job log(s), %d bytes\n", len(paths), total)
+	return paths, nil
+}
+
+// fetchJobLog writes one job's log, at most limit bytes, then its
+// annotations, to job-N.log in the temp dir.
+func (a *actionRun) fetchJobLog(ctx context.Context, i int, j ghapi.Job, limit int64) (int64, string, error) {
+	job := a.job
+	rc, err := a.gh.JobLog(ctx, job.Owner, job.Repo, j.ID)
+	if err != nil {
+		return 0, "", err
+	}
+	defer rc.Close()
+	path := filepath.Join(a.tmp, fmt.Sprintf("job-%d.log", i+1))
+	f, err := os.Create(path)
+	if err != nil {
+		return 0, "", fmt.Errorf("failure log: %w", err)
+	}
+	defer f.Close()
+	fmt.Fprintf(f, "=== mini-agent: log of failed job %q (failed steps: %s) ===\n", j.Name, strings.Join(j.FailedSteps, ", "))
+	n, err := io.Copy(f, io.LimitReader(rc, limit))
+	if err != nil {
+		return 0, "", fmt.Errorf("failure log of job %q: %w", j.Name, err)
+	}
+	if j.CheckRunID != 0 {
+		anns, err := a.gh.Annotations(ctx, job.Owner, job.Repo, j.CheckRunID)
+		if err != nil {
+			a.gha.Warningf("annotations of job %q: %v", j.Name, err)
+		}
+		for _, an := range anns {
+			fmt.Fprintf(f, "annotation %s %s:%d: %s %s\n", an.Level, an.Path, an.StartLine, an.Title, oneLine(an.Message))
 		}
 	}
-	if got == 0 {
-		a.gha.Warningf("no failed job's log could be read: running the test command to see what fails")
-		return "", nil
-	}
-	fmt.Fprintf(a.log(), "read %d failed job log(s), %d bytes\n", got, total)
-	return path, f.Close()
+	return n, path, f.Close()
 }

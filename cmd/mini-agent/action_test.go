@@ -1,6 +1,7 @@
 package main
 
 import (
+	"github.com/org/mini-agent/internal/bundle"
 	"os"
 	"path/filepath"
 	"strings"
@@ -262,5 +263,28 @@ func TestActionSkipsAndFailures(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+func TestActionMergesIdenticalFailuresAcrossMatrixLegs(t *testing.T) {
+	t.Parallel()
+	sc := newScene(t, "")
+	sc.s.AddRun(testRepo, ghtest.Run{ID: 303, HeadBranch: "main", HeadSHA: sc.fake, Jobs: []ghtest.Job{
+		{ID: 9001, Name: "test (ubuntu, 1.25)", FailedStep: "Run go test ./...", Log: sc.failingLog(t)},
+		{ID: 9002, Name: "test (ubuntu, 1.26)", FailedStep: "Run go test ./...", Log: sc.failingLog(t)},
+	}})
+	env, vars, stdout := sc.env(t, "workflow_run", workflowRunPayload(303, sc.head, "main", nil), nil)
+	if code := actionMain(t.Context(), env); code != 0 {
+		t.Fatalf("exit %d\n%s", code, stdout)
+	}
+	b, err := bundle.Read(outputs(t, vars["GITHUB_OUTPUT"])["bundle"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(b.FailingTests) != 1 || !strings.Contains(b.Failure, "(seen 2 times)") {
+		t.Fatalf("failing %v, failure context:\n%s", b.FailingTests, b.Failure)
+	}
+	if !strings.Contains(stdout.String(), "read 2 failed job log(s)") {
+		t.Errorf("log:\n%s", stdout)
 	}
 }

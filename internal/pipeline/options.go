@@ -21,7 +21,10 @@ type Options struct {
 	TestCommand string
 	// FailureLog is a CI log / test output / JUnit file; empty means the
 	// harness runs the test command first to see what fails.
-	FailureLog   string
+	FailureLog string
+	// FailureLogs are more logs, one per failed job or matrix leg: each is
+	// extracted on its own and identical failures are merged with a count.
+	FailureLogs  []string
 	Instructions string
 
 	Provider   string
@@ -81,8 +84,8 @@ func (o *Options) check() error {
 	if o.TestCommand == "" {
 		return usageErr("--test-command is required")
 	}
-	if o.FailureLog != "" {
-		if _, err := os.Stat(o.FailureLog); err != nil {
+	for _, p := range o.failureLogs() {
+		if _, err := os.Stat(p); err != nil {
 			return usageErr("--failure-log: %v", err)
 		}
 	}
@@ -96,4 +99,13 @@ func (o *Options) check() error {
 		o.Environ = os.Environ()
 	}
 	return nil
+}
+
+// failureLogs lists every given failure log.
+func (o *Options) failureLogs() []string {
+	var out []string
+	if o.FailureLog != "" {
+		out = append(out, o.FailureLog)
+	}
+	return append(out, o.FailureLogs...)
 }

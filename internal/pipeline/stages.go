@@ -21,8 +21,8 @@ const tailBytes = 4 << 10
 // harness's own first run of the test command (returned as a check).
 func (o *Options) failureContext(ctx context.Context, ws *tools.Workspace, rt *tools.RunTest) (*failure.FailureContext, *bundle.Check, error) {
 	fopt := failure.Options{Workspace: ws.Dir()}
-	if o.FailureLog != "" {
-		fc, err := failure.ExtractFile(o.FailureLog, fopt)
+	if logs := o.failureLogs(); len(logs) > 0 {
+		fc, err := ExtractFailures(logs, ws.Dir())
 		if err != nil {
 			return nil, nil, fmt.Errorf("%w: --failure-log: %v", ErrUsage, err)
 		}
@@ -42,6 +42,23 @@ func (o *Options) failureContext(ctx context.Context, ws *tools.Workspace, rt *t
 		return nil, nil, err
 	}
 	return fc, &check, nil
+}
+
+// ExtractFailures extracts each log on its own (one per job or matrix leg)
+// and merges them: identical failures are counted, not repeated.
+func ExtractFailures(paths []string, workspace string) (*failure.FailureContext, error) {
+	var all []*failure.FailureContext
+	for _, p := range paths {
+		fc, err := failure.ExtractFile(p, failure.Options{Workspace: workspace})
+		if err != nil {
+			return nil, err
+		}
+		all = append(all, fc)
+	}
+	if len(all) == 1 {
+		return all[0], nil
+	}
+	return failure.Merge(all...), nil
 }
 
 func checkFrom(name string, ro tools.RunOutcome) bundle.Check {
