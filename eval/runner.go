@@ -90,16 +90,30 @@ func (o *Options) label() string {
 	return "script"
 }
 
-// Run loads, selects and runs the tasks and returns the report. An error
-// means the eval could not start (bad tasks, bad options); failed tasks
-// are in the report.
-func Run(ctx context.Context, o Options) (*Report, error) {
+// selectTasks fills the task and job defaults, then loads and selects the
+// tasks the options name.
+func (o *Options) selectTasks() ([]*Task, error) {
 	if o.Tasks == nil {
 		o.Tasks = Bundled()
 	}
 	if o.Jobs <= 0 {
 		o.Jobs = DefaultJobs
 	}
+	all, err := LoadTasks(o.Tasks)
+	if err != nil {
+		return nil, err
+	}
+	tasks, err := Select(all, o.Filter, o.Shard)
+	if err != nil {
+		return nil, fmt.Errorf("eval: %w", err)
+	}
+	return tasks, nil
+}
+
+// Run loads, selects and runs the tasks and returns the report. An error
+// means the eval could not start (bad tasks, bad options); failed tasks
+// are in the report.
+func Run(ctx context.Context, o Options) (*Report, error) {
 	if o.Timeout <= 0 {
 		o.Timeout = DefaultTaskTimeout
 	}
@@ -112,13 +126,9 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	if o.real() && o.ReplayOpenAI {
 		return nil, errors.New("eval: --replay-openai replays the scripts; it cannot be combined with a real --provider")
 	}
-	all, err := LoadTasks(o.Tasks)
+	tasks, err := o.selectTasks()
 	if err != nil {
 		return nil, err
-	}
-	tasks, err := Select(all, o.Filter, o.Shard)
-	if err != nil {
-		return nil, fmt.Errorf("eval: %w", err)
 	}
 	if o.real() {
 		// Fail fast on a missing key or model instead of once per task.

@@ -22,19 +22,9 @@ type TaskCheck struct {
 // command must fail and every pass_to_pass command must pass. A
 // fail_to_pass check that already passes would count any run as a fix.
 func CheckTasks(ctx context.Context, o Options) ([]TaskCheck, error) {
-	if o.Tasks == nil {
-		o.Tasks = Bundled()
-	}
-	if o.Jobs <= 0 {
-		o.Jobs = DefaultJobs
-	}
-	all, err := LoadTasks(o.Tasks)
+	tasks, err := o.selectTasks()
 	if err != nil {
 		return nil, err
-	}
-	tasks, err := Select(all, o.Filter, o.Shard)
-	if err != nil {
-		return nil, fmt.Errorf("eval: %w", err)
 	}
 	r := &runner{o: o, probes: map[string]*probe{}}
 	out := make([]TaskCheck, len(tasks))
