@@ -20,4 +20,4 @@ export GIT_AUTHOR_NAME="${GIT_AUTHOR_NAME:-mini-agent tests}" GIT_AUTHOR_EMAIL="
 export GIT_COMMITTER_NAME="${GIT_COMMITTER_NAME:-mini-agent tests}" GIT_COMMITTER_EMAIL="${GIT_COMMITTER_EMAIL:-tests@example.invalid}"
 
 go test -count=1 ./...
-go test -run '^$' -fuzz '^FuzzApply$' -fuzztime 20s ./internal/patch
+go test -run '^$' -fuzz '^FuzzApply$' -fuzztime 20s -fuzzminimizetime 3s ./internal/patch
