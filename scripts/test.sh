@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The whole test suite: unit and end-to-end tests (including the real
-# action.yml run in nektos/act), then a short fixed-time fuzz run of the
-# patch engine.
+# action.yml run in nektos/act), the concurrent packages under the race
+# detector, then a short fixed-time fuzz run of the patch engine.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="$PATH:$(go env GOPATH)/bin"
@@ -20,4 +20,6 @@ export GIT_AUTHOR_NAME="${GIT_AUTHOR_NAME:-mini-agent tests}" GIT_AUTHOR_EMAIL="
 export GIT_COMMITTER_NAME="${GIT_COMMITTER_NAME:-mini-agent tests}" GIT_COMMITTER_EMAIL="${GIT_COMMITTER_EMAIL:-tests@example.invalid}"
 
 go test -count=1 ./...
+# The concurrent parts again under the race detector.
+go test -race -count=1 ./agent/... ./tools/ ./internal/proc/ ./internal/snapshot/ ./internal/pipeline/ ./ghapi/...
 go test -run '^$' -fuzz '^FuzzApply$' -fuzztime 20s -fuzzminimizetime 3s ./internal/patch
