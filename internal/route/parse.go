@@ -75,7 +75,7 @@ type payload struct {
 		Conclusion     string    `json:"conclusion"`
 		HTMLURL        string    `json:"html_url"`
 		PullRequests   []prRef   `json:"pull_requests"`
-		HeadRepository repoRef   `json:"head_repository"`
+		HeadRepository *repoRef  `json:"head_repository"`
 		Repository     repoRef   `json:"repository"`
 		HeadCommit     *commitMs `json:"head_commit"`
 	} `json:"workflow_run"`
@@ -118,6 +118,19 @@ type prRef struct {
 
 type repoRef struct {
 	FullName string `json:"full_name"`
+}
+
+// deletedFork stands for a head repository GitHub no longer names (a
+// deleted fork, a null head_repository): it is never the base repository.
+const deletedFork = "(deleted fork)"
+
+// knownHeadRepo is a run's head repository, deletedFork when the payload
+// has none: an unknown head must be treated as a fork, not as the base.
+func knownHeadRepo(r *repoRef) string {
+	if r == nil || r.FullName == "" {
+		return deletedFork
+	}
+	return r.FullName
 }
 
 type commitMs struct {
@@ -203,7 +216,7 @@ func (t *Trigger) parseRun(p *payload) (Decision, error) {
 		return d, nil
 	}
 	t.kind, t.runID, t.runURL, t.workflow = kindRun, r.ID, r.HTMLURL, r.Name
-	t.headSHA, t.branch, t.headRepo = r.HeadSHA, r.HeadBranch, r.HeadRepository.FullName
+	t.headSHA, t.branch, t.headRepo = r.HeadSHA, r.HeadBranch, knownHeadRepo(r.HeadRepository)
 	for _, pr := range r.PullRequests {
 		t.prNumbers = append(t.prNumbers, pr.Number)
 	}
