@@ -354,7 +354,7 @@ func (a *actionRun) options() (pipeline.Options, error) {
 		BaseURL: first(in.BaseURL, d.BaseURL), TestCommand: first(in.TestCommand, d.TestCommand),
 		Protected: a.cfg.ProtectedPaths(), SecretNames: secretInputEnv,
 		TracePath: filepath.Join(a.tmp, "trace.jsonl"), BundlePath: filepath.Join(a.tmp, "bundle.json"),
-		Progress: newCommandSafeWriter(a.env.Stdout, &a.lock), Getenv: apiKeyGetenv(a.env.Getenv, in.APIKey), Environ: a.env.Environ,
+		Progress: newCommandSafeWriter(a.env.Stdout, &a.lock), Getenv: apiKeyGetenv(a.env.Getenv, in.APIKey), Environ: withoutRunnerFiles(a.env.Environ),
 		TestTimeout: 10 * time.Minute}
 	if o.TestCommand == "" {
 		if o.TestCommand = detectTestCommand(a.ws); o.TestCommand == "" {

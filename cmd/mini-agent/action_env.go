@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -252,4 +253,27 @@ func apiKeyGetenv(getenv func(string) string, apiKey string) func(string) string
 		}
 		return getenv(name)
 	}
+}
+
+// runnerFileEnv are the runner's file-command paths and service URLs. The
+// test command runs code the model wrote, so it is not told where they are:
+// through them it could set variables (BASH_ENV, LD_PRELOAD), PATH entries,
+// outputs or the summary for the job's later steps, outside the harness.
+var runnerFileEnv = []string{"GITHUB_ENV", "GITHUB_PATH", "GITHUB_OUTPUT", "GITHUB_STATE", "GITHUB_STEP_SUMMARY",
+	"ACTIONS_RUNTIME_URL", "ACTIONS_CACHE_URL", "ACTIONS_RESULTS_URL"}
+
+// withoutRunnerFiles returns environ (the process environment when nil)
+// without runnerFileEnv, as a new slice.
+func withoutRunnerFiles(environ []string) []string {
+	if environ == nil {
+		environ = os.Environ()
+	}
+	out := make([]string, 0, len(environ))
+	for _, kv := range environ {
+		name, _, _ := strings.Cut(kv, "=")
+		if !slices.ContainsFunc(runnerFileEnv, func(n string) bool { return strings.EqualFold(n, name) }) {
+			out = append(out, kv)
+		}
+	}
+	return out
 }

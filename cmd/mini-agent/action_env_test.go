@@ -8,6 +8,9 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/org/mini-agent/agent"
+	"github.com/org/mini-agent/internal/config"
+	"github.com/org/mini-agent/internal/route"
 	"github.com/sethvargo/go-githubactions"
 )
 
@@ -124,5 +127,44 @@ func TestActionHelp(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(env.Getenv("RUNNER_TEMP"), "mini-agent", "bundle.json")); err == nil {
 		t.Error("help ran the agent")
+	}
+}
+
+// TestOptionsEnvironHidesRunnerFiles: the test command runs code the model
+// wrote; it must not be handed the runner's file-command paths, through
+// which it could set variables (BASH_ENV, LD_PRELOAD), PATH entries or
+// outputs for the job's later steps.
+func TestOptionsEnvironHidesRunnerFiles(t *testing.T) {
+	t.Parallel()
+	ws := t.TempDir()
+	writeFile(t, filepath.Join(ws, "go.mod"), "module m\n")
+	vars := map[string]string{}
+	var environ []string
+	for _, kv := range []string{"PATH=/usr/bin", "HOME=/home/runner", "GITHUB_REPOSITORY=o/r", "RUNNER_TEMP=/tmp/rt",
+		"GITHUB_ENV=/tmp/rt/_runner_file_commands/set_env_1", "GITHUB_PATH=/tmp/rt/_runner_file_commands/add_path_1",
+		"GITHUB_OUTPUT=/tmp/rt/_runner_file_commands/set_output_1", "GITHUB_STATE=/tmp/rt/_runner_file_commands/save_state_1",
+		"GITHUB_STEP_SUMMARY=/tmp/rt/_runner_file_commands/step_summary_1", "ACTIONS_RUNTIME_URL=https://pipelines.example/",
+		"ACTIONS_CACHE_URL=https://cache.example/", "ACTIONS_RESULTS_URL=https://results.example/"} {
+		k, v, _ := strings.Cut(kv, "=")
+		vars[k] = v
+		environ = append(environ, kv)
+	}
+	a := &actionRun{env: actionEnv{Getenv: func(k string) string { return vars[k] }, Environ: environ, Stdout: &bytes.Buffer{}},
+		cfg: &config.Loaded{Config: config.Default()}, job: &route.Job{Mode: agent.ModeFix}, ws: ws, tmp: t.TempDir()}
+	o, err := a.options()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := strings.Join(o.Environ, "\n")
+	for _, bad := range []string{"GITHUB_ENV=", "GITHUB_PATH=", "GITHUB_OUTPUT=", "GITHUB_STATE=", "GITHUB_STEP_SUMMARY=",
+		"ACTIONS_RUNTIME_URL=", "ACTIONS_CACHE_URL=", "ACTIONS_RESULTS_URL="} {
+		if strings.Contains(got, bad) {
+			t.Errorf("the test command's environment holds %s...", bad)
+		}
+	}
+	for _, keep := range []string{"PATH=/usr/bin", "HOME=/home/runner", "GITHUB_REPOSITORY=o/r"} {
+		if !strings.Contains(got, keep) {
+			t.Errorf("the test command's environment lost %s", keep)
+		}
 	}
 }
