@@ -131,6 +131,9 @@ func (t *Trigger) runPR(ctx context.Context, gh GitHub) (*ghapi.PR, error) {
 		if i == maxLinkedPRs {
 			break
 		}
+		if n <= 0 {
+			continue
+		}
 		pr, err := gh.PullRequest(ctx, t.owner, t.repo, n)
 		if err != nil {
 			return nil, fmt.Errorf("route: %w", err)
