@@ -188,9 +188,12 @@ func (p *publisher) push(ctx context.Context) (*Result, error) {
 	}
 	res := &Result{Status: StatusFixed, Action: ActionPushed, Branch: job.Branch, Commit: commit.SHA, PRNumber: job.PR, PRURL: job.PRURL,
 		Reason: fmt.Sprintf("committed %s on %s (#%d)", short(commit.SHA), job.Branch, job.PR)}
+	// The commit is on the branch: a comment that cannot be written must not
+	// turn that into a failure (as in propose, it is a warning).
 	c, err := p.tracker.Post(ctx, p.header()+fmt.Sprintf("**Pushed a validated fix: %s.**\n\n", commit.SHA)+report.Body(b, report.Options{CINote: CINote}))
 	if err != nil {
-		return nil, err
+		p.logf("publish: warning: pushed %s but could not write the tracking comment: %v", short(commit.SHA), err)
+		return res, nil
 	}
 	res.CommentURL = c.HTMLURL
 	return res, nil

@@ -1,7 +1,13 @@
 package publish_test
 
 import (
+	"bytes"
 	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"strings"
 	"testing"
 
@@ -449,4 +455,45 @@ func TestPrecheckAndAnnotate(t *testing.T) {
 	if res, _ := publish.Precheck(t.Context(), f.gh, f.job(route.WritePush), config.Default(), stub); res != nil {
 		t.Errorf("push policy pre-checked: %+v", res)
 	}
+}
+
+// TestPushReportedWhenTheCommentFails: a token without pull-requests: write
+// can push but not comment. The push happened, so the result must say so
+// (status fixed, the commit) instead of failing as if nothing was written.
+func TestPushReportedWhenTheCommentFails(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, "mini-agent:push")
+	target, err := url.Parse(f.s.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	proxy := httputil.NewSingleHostReverseProxy(target)
+	front := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodGet && strings.Contains(r.URL.Path, "/issues/") && strings.Contains(r.URL.Path, "/comments") {
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusForbidden)
+			_, _ = io.WriteString(w, `{"message":"Resource not accessible by integration","documentation_url":"https://docs.github.com/rest"}`)
+			return
+		}
+		proxy.ServeHTTP(w, r)
+	}))
+	t.Cleanup(front.Close)
+	gh, err := ghapi.New(t.Context(), ghapi.Options{Token: token, BaseURL: front.URL, WriteInterval: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var log bytes.Buffer
+	b := makeBundle(t, f.head, theFix)
+	res, err := publish.Publish(t.Context(), gh, publish.Request{Bundle: b, Job: f.job(route.WritePush), Config: config.Default(), Log: &log})
+	head := f.s.Head(repo, "feature/parser")
+	if head == f.head {
+		t.Fatal("nothing was pushed; the test needs the push to succeed")
+	}
+	if err != nil || res == nil {
+		t.Fatalf("the fix was pushed (%s) but Publish says: %v", head, err)
+	}
+	if res.Status != publish.StatusFixed || res.Action != publish.ActionPushed || res.Commit != head {
+		t.Errorf("result = %+v, want fixed/pushed at %s", res, head)
+	}
+	contains(t, "log", log.String(), "tracking comment")
 }
