@@ -73,7 +73,7 @@ func (a *actionRun) run(ctx context.Context) (string, int, string) {
 	router := &route.Router{LoadConfig: a.loadConfig}
 	if in.Token != "" {
 		if a.gh, err = ghapi.New(ctx, ghapi.Options{Token: in.Token, BaseURL: a.env.Getenv("GITHUB_API_URL"),
-			HTTPClient: a.env.HTTPClient, WriteInterval: a.env.WriteInterval}); err != nil {
+			HTTPClient: a.env.httpClient(), WriteInterval: a.env.WriteInterval}); err != nil {
 			return a.fail(pipeline.ExitUsage, err)
 		}
 		router.GitHub = a.gh

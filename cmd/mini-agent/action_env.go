@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"fmt"
 	"io"
 	"net/http"
@@ -32,6 +33,10 @@ const (
 	// maxJobLogBytes bounds one job's log; maxLogBytes all of them.
 	maxJobLogBytes = 32 << 20
 	maxLogBytes    = 96 << 20
+	// apiCallTimeout bounds one GitHub call, its retry waits and a job log's
+	// download included: a hung connection must not hold the job until
+	// GitHub's 6-hour limit (the transport bounds only the response headers).
+	apiCallTimeout = 10 * time.Minute
 )
 
 // actionEnv is everything the action reads from outside: the environment
@@ -46,6 +51,9 @@ type actionEnv struct {
 	// HTTPClient and WriteInterval configure the GitHub client (tests).
 	HTTPClient    *http.Client
 	WriteInterval time.Duration
+	// CallTimeout bounds one GitHub call (retries and a log download's body
+	// included) when HTTPClient has no Timeout; 0 means apiCallTimeout.
+	CallTimeout time.Duration
 }
 
 func processEnv(stdout, stderr io.Writer) actionEnv {
@@ -276,4 +284,18 @@ func withoutRunnerFiles(environ []string) []string {
 		}
 	}
 	return out
+}
+
+// httpClient is the GitHub client's HTTP client: the injected one (tests),
+// with a whole-call timeout unless it has its own.
+func (e actionEnv) httpClient() *http.Client {
+	c := &http.Client{}
+	if e.HTTPClient != nil {
+		c = new(http.Client)
+		*c = *e.HTTPClient
+	}
+	if c.Timeout == 0 {
+		c.Timeout = cmp.Or(e.CallTimeout, apiCallTimeout)
+	}
+	return c
 }

@@ -1,11 +1,16 @@
 package main
 
 import (
-	"github.com/org/mini-agent/internal/bundle"
+	"io"
+	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/org/mini-agent/internal/bundle"
 
 	"github.com/google/go-github/v62/github"
 	"github.com/org/mini-agent/ghapi"
@@ -286,5 +291,53 @@ func TestActionMergesIdenticalFailuresAcrossMatrixLegs(t *testing.T) {
 	}
 	if !strings.Contains(stdout.String(), "read 2 failed job log(s)") {
 		t.Errorf("log:\n%s", stdout)
+	}
+}
+
+// stallingLogs answers the log host with headers, then a body that never
+// comes (a trickling or hung blob host) until the request is cancelled.
+type stallingLogs struct {
+	host string
+	next http.RoundTripper
+}
+
+func (s stallingLogs) RoundTrip(r *http.Request) (*http.Response, error) {
+	if r.URL.Host != s.host {
+		return s.next.RoundTrip(r)
+	}
+	pr, pw := io.Pipe()
+	go func() {
+		<-r.Context().Done()
+		pw.CloseWithError(r.Context().Err())
+	}()
+	return &http.Response{StatusCode: http.StatusOK, Header: http.Header{}, Body: pr, Request: r, ProtoMajor: 1, ProtoMinor: 1}, nil
+}
+
+// TestActionHungLogDownloadHasADeadline: every GitHub call of the action,
+// the log download included, ends by a deadline instead of hanging the job
+// until GitHub's 6-hour limit.
+func TestActionHungLogDownloadHasADeadline(t *testing.T) {
+	t.Parallel()
+	sc := newScene(t, "")
+	sc.s.AddRun(testRepo, ghtest.Run{ID: 111, HeadBranch: "main", HeadSHA: sc.fake, Jobs: []ghtest.Job{
+		{ID: 7101, Name: "test", FailedStep: "Run go test ./...", Log: sc.failingLog(t)},
+	}})
+	env, vars, stdout := sc.env(t, "workflow_run", workflowRunPayload(111, sc.head, "main", nil), nil)
+	logURL, err := url.Parse(sc.s.LogURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	env.HTTPClient = &http.Client{Transport: stallingLogs{host: logURL.Host, next: http.DefaultTransport}}
+	env.CallTimeout = 500 * time.Millisecond
+	done := make(chan int, 1)
+	go func() { done <- actionMain(t.Context(), env) }()
+	select {
+	case code := <-done:
+		out := outputs(t, vars["GITHUB_OUTPUT"])
+		if code != ExitFailed || out["status"] != "failed" {
+			t.Errorf("exit %d status %q, want %d failed\n%s", code, out["status"], ExitFailed, stdout)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("the action hangs on a log download that never ends")
 	}
 }
