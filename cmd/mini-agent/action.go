@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"io"
@@ -121,6 +122,7 @@ func (a *actionRun) work(ctx context.Context) (string, int, string) {
 	if err := a.checkWorkspace(ctx); err != nil {
 		return a.fail(pipeline.ExitUsage, err)
 	}
+	a.warnPersistedCredentials(ctx)
 	tmp, err := a.tempDir()
 	if err != nil {
 		return a.fail(ExitFailed, err)
@@ -356,6 +358,10 @@ func (a *actionRun) options() (pipeline.Options, error) {
 		TracePath: filepath.Join(a.tmp, "trace.jsonl"), BundlePath: filepath.Join(a.tmp, "bundle.json"),
 		Progress: newCommandSafeWriter(a.env.Stdout, &a.lock), Getenv: apiKeyGetenv(a.env.Getenv, in.APIKey), Environ: withoutRunnerFiles(a.env.Environ),
 		TestTimeout: 10 * time.Minute}
+	if in.Token != "" {
+		// actions/checkout persists the token in .git/config in this form.
+		o.Environ = append(o.Environ, tokenBasicEnv+"="+base64.StdEncoding.EncodeToString([]byte("x-access-token:"+in.Token)))
+	}
 	if o.TestCommand == "" {
 		if o.TestCommand = detectTestCommand(a.ws); o.TestCommand == "" {
 			return o, errors.New("no test-command input and none detected (no go.mod, package.json, Cargo.toml, pyproject.toml, pytest.ini or setup.cfg at the workspace root)")

@@ -3,10 +3,12 @@ package main
 import (
 	"bytes"
 	"cmp"
+	"context"
 	"fmt"
 	"io"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -298,4 +300,25 @@ func (e actionEnv) httpClient() *http.Client {
 		c.Timeout = cmp.Or(e.CallTimeout, apiCallTimeout)
 	}
 	return c
+}
+
+// tokenBasicEnv carries the token's basic-auth form among the environment
+// the pipeline reads secrets from: its name marks it a secret, so the value
+// is redacted from everything the model and the PR see, and the test
+// command never gets it.
+const tokenBasicEnv = "MINI_AGENT_GITHUB_TOKEN_BASIC_AUTH"
+
+// warnPersistedCredentials warns when the checkout kept a credential in the
+// git config (actions/checkout's default): test code the model writes runs
+// in the workspace and could read it. Only names are read, never values.
+func (a *actionRun) warnPersistedCredentials(ctx context.Context) {
+	cmd := exec.CommandContext(ctx, "git", "config", "--includes", "--name-only", "--get-regexp", `^http\..*\.extraheader$`)
+	cmd.Dir = a.ws
+	out, err := cmd.Output()
+	if err != nil || strings.TrimSpace(string(out)) == "" {
+		return
+	}
+	a.gha.Warningf("the checkout left a credential in the git config (%s): code the model writes runs as tests in this "+
+		"workspace and could read it; use actions/checkout with `persist-credentials: false` (mini-agent publishes "+
+		"through the API and needs no git credential)", oneLine(string(out)))
 }

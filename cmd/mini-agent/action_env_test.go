@@ -2,14 +2,17 @@ package main
 
 import (
 	"bytes"
+	"encoding/base64"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
 
 	"github.com/org/mini-agent/agent"
 	"github.com/org/mini-agent/internal/config"
+	"github.com/org/mini-agent/internal/proc"
 	"github.com/org/mini-agent/internal/route"
 	"github.com/sethvargo/go-githubactions"
 )
@@ -166,5 +169,48 @@ func TestOptionsEnvironHidesRunnerFiles(t *testing.T) {
 		if !strings.Contains(got, keep) {
 			t.Errorf("the test command's environment lost %s", keep)
 		}
+	}
+}
+
+// TestPersistedCheckoutTokenIsRedacted: actions/checkout leaves the token in
+// .git/config as base64("x-access-token:TOKEN"), where test code the model
+// writes can read it. That form must be a secret value too (redacted from
+// the history, the bundle and the PR), and the action must warn about it.
+func TestPersistedCheckoutTokenIsRedacted(t *testing.T) {
+	t.Parallel()
+	const tok = "ghs_persisted_checkout_token_0123"
+	basic := base64.StdEncoding.EncodeToString([]byte("x-access-token:" + tok))
+	ws := t.TempDir()
+	writeFile(t, filepath.Join(ws, "go.mod"), "module m\n")
+	git(t, ws, "init", "-q")
+	vars := map[string]string{"INPUT_GITHUB_TOKEN": tok}
+	environ := []string{"PATH=/usr/bin", "INPUT_GITHUB_TOKEN=" + tok}
+	var stdout bytes.Buffer
+	a := &actionRun{env: actionEnv{Getenv: func(k string) string { return vars[k] }, Environ: environ, Stdout: &stdout},
+		cfg: &config.Loaded{Config: config.Default()}, job: &route.Job{Mode: agent.ModeFix}, ws: ws, tmp: t.TempDir(),
+		in: inputs{Token: tok}}
+	a.gha = githubactions.New(githubactions.WithGetenv(a.env.Getenv), githubactions.WithWriter(&stdout))
+	o, err := a.options()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if secrets := proc.SecretValues(o.Environ, o.SecretNames); !slices.Contains(secrets, basic) || !slices.Contains(secrets, tok) {
+		t.Errorf("secret values %q lack the token's basic-auth form", secrets)
+	}
+	if env := strings.Join(proc.ScrubEnv(o.Environ, o.SecretNames), "\n"); strings.Contains(env, basic) {
+		t.Error("the test command's environment holds the token's basic-auth form")
+	}
+
+	a.warnPersistedCredentials(t.Context())
+	if strings.Contains(stdout.String(), "persist-credentials") {
+		t.Errorf("warned without a persisted credential: %s", stdout.String())
+	}
+	git(t, ws, "config", "--local", "http.https://github.com/.extraheader", "AUTHORIZATION: basic "+basic)
+	a.warnPersistedCredentials(t.Context())
+	if !strings.Contains(stdout.String(), "::warning") || !strings.Contains(stdout.String(), "persist-credentials: false") {
+		t.Errorf("no warning about the persisted token: %s", stdout.String())
+	}
+	if strings.Contains(stdout.String(), basic) {
+		t.Error("the warning prints the credential")
 	}
 }
