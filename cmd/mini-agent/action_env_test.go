@@ -11,8 +11,10 @@ import (
 	"testing"
 
 	"github.com/org/mini-agent/agent"
+	"github.com/org/mini-agent/internal/bundle"
 	"github.com/org/mini-agent/internal/config"
 	"github.com/org/mini-agent/internal/proc"
+	"github.com/org/mini-agent/internal/publish"
 	"github.com/org/mini-agent/internal/route"
 	"github.com/sethvargo/go-githubactions"
 )
@@ -212,5 +214,28 @@ func TestPersistedCheckoutTokenIsRedacted(t *testing.T) {
 	}
 	if strings.Contains(stdout.String(), basic) {
 		t.Error("the warning prints the credential")
+	}
+}
+
+// TestSummaryDiffFenceHoldsAnyBackticks: the diff is model-written text; no
+// run of backticks in it may close the summary's code block and turn the
+// rest into markdown.
+func TestSummaryDiffFenceHoldsAnyBackticks(t *testing.T) {
+	t.Parallel()
+	for _, run := range []int{3, 4, 10, 12} {
+		ticks := strings.Repeat("`", run)
+		diff := "--- a/x.md\n+++ b/x.md\n@@ -1 +1,2 @@\n x\n" + ticks + "\n## injected heading\n"
+		b := &bundle.Bundle{Version: bundle.Version, Status: bundle.StatusValidationFailed, Diff: diff}
+		a := &actionRun{}
+		s := a.summary(b, &publish.Result{Status: publish.StatusNotFixed, Action: publish.ActionNoFixFound, Reason: "test"})
+		_, block, ok := strings.Cut(s, "<summary>Diff")
+		if !ok {
+			t.Fatalf("no diff block:\n%s", s)
+		}
+		open := block[strings.Index(block, "`"):]
+		fence := open[:strings.IndexFunc(open, func(r rune) bool { return r != '`' })]
+		if len(fence) <= run {
+			t.Errorf("a run of %d backticks in the diff closes the %d-backtick fence", run, len(fence))
+		}
 	}
 }
