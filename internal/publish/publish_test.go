@@ -497,3 +497,26 @@ func TestPushReportedWhenTheCommentFails(t *testing.T) {
 	}
 	contains(t, "log", log.String(), "tracking comment")
 }
+
+// TestProposeNeedsTheTargetBranch: a run on a tag (head_branch is the tag's
+// name) or on a branch deleted since has nothing to propose against. Finding
+// out after the fix branch is written leaves a branch without a PR.
+func TestProposeNeedsTheTargetBranch(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	b := makeBundle(t, f.head, theFix)
+	for _, target := range []string{"v1.2.3", "deleted-branch"} {
+		job := f.job(route.WritePropose)
+		job.Branch, job.PR, job.PRURL = target, 0, ""
+		res, err := publish.Publish(t.Context(), f.gh, publish.Request{Bundle: b, Job: job, Config: config.Default()})
+		if err != nil {
+			t.Fatalf("%s: %v", target, err)
+		}
+		if res.Status != publish.StatusSkipped || !strings.Contains(res.Reason, target) || !strings.Contains(res.Reason, "not a branch") {
+			t.Errorf("%s: result = %+v", target, res)
+		}
+	}
+	if n := f.writes(); n != 0 {
+		t.Errorf("%d writes for a target that is not a branch", n)
+	}
+}
