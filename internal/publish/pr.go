@@ -31,11 +31,11 @@ func (p *publisher) propose(ctx context.Context, draft bool, why string) (*Resul
 	}
 	// A run on a tag (its head_branch is the tag's name) or on a branch
 	// deleted since has no base for a PR: find out before anything is written.
-	switch _, err := p.gh.BranchHead(ctx, job.Owner, job.Repo, target); {
-	case errors.Is(err, ghapi.ErrNotFound):
-		return p.note(ctx, StatusSkipped, ActionSkipped, fmt.Sprintf("%s is not a branch (a tag, or a branch deleted since): no pull request can target it", target))
-	case err != nil:
-		return nil, fmt.Errorf("publish: %w", err)
+	if why, err := notABranch(ctx, p.gh, job); why != "" || err != nil {
+		if err != nil {
+			return nil, err
+		}
+		return p.note(ctx, StatusSkipped, ActionSkipped, why)
 	}
 	branch := FixBranch(p.cfg.BranchPrefix, Key(target, b))
 	found, err := lookup(ctx, p.gh, job.Owner, job.Repo, branch)

@@ -455,6 +455,12 @@ func TestPrecheckAndAnnotate(t *testing.T) {
 	if res, _ := publish.Precheck(t.Context(), f.gh, f.job(route.WritePush), config.Default(), stub); res != nil {
 		t.Errorf("push policy pre-checked: %+v", res)
 	}
+	// A run on a tag is skipped before any model call.
+	tagJob := f.job(route.WritePropose)
+	tagJob.Branch = "v1.2.3"
+	if got, err := publish.Precheck(t.Context(), f.gh, tagJob, config.Default(), stub); err != nil || got == nil || !strings.Contains(got.Reason, "not a branch") {
+		t.Errorf("tag run: %+v, %v", got, err)
+	}
 }
 
 // TestPushReportedWhenTheCommentFails: a token without pull-requests: write
