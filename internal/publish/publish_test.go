@@ -249,6 +249,45 @@ func TestRefusedBundlesWriteNothing(t *testing.T) {
 		{name: "made at another commit", want: "made at commit", bundle: func() *bundle.Bundle {
 			return makeBundle(t, strings.Repeat("ab", 20), theFix)
 		}},
+		// The files are what is committed, the diff is what the PR shows and
+		// max-diff measures: a bundle whose files say more than its diff is
+		// refused.
+		{name: "content beyond the diff", want: "parser.go does not match the diff", bundle: func() *bundle.Bundle {
+			b := makeBundle(t, f.head, theFix)
+			for i := range b.Files {
+				if b.Files[i].Path == "parser.go" {
+					b.Files[i].Content = append(b.Files[i].Content, "\nfunc init() { steal() }\n"...)
+				}
+			}
+			return b
+		}},
+		{name: "rename deletes another file", want: "new_name.go", bundle: func() *bundle.Bundle {
+			b := makeBundle(t, f.head, theFix)
+			for i := range b.Files {
+				if b.Files[i].Status == "renamed" {
+					b.Files[i].OldPath = "go.mod"
+				}
+			}
+			return b
+		}},
+		{name: "modification turned into a deletion", want: "parser.go", bundle: func() *bundle.Bundle {
+			b := makeBundle(t, f.head, theFix)
+			for i := range b.Files {
+				if b.Files[i].Path == "parser.go" {
+					b.Files[i].Status, b.Files[i].Content, b.Files[i].Mode = "deleted", nil, ""
+				}
+			}
+			return b
+		}},
+		{name: "mode not in the diff", want: "mode", bundle: func() *bundle.Bundle {
+			b := makeBundle(t, f.head, theFix)
+			for i := range b.Files {
+				if b.Files[i].Path == "parser.go" {
+					b.Files[i].Mode = "100755"
+				}
+			}
+			return b
+		}},
 	}
 	for _, tt := range tests {
 		res, err := publish.Publish(t.Context(), f.gh, publish.Request{Bundle: tt.bundle(), Job: f.job(route.WritePropose), Config: cfg(t, tt.cfg)})
