@@ -279,6 +279,11 @@ func TestRefusedBundlesWriteNothing(t *testing.T) {
 			}
 			return b
 		}},
+		{name: "modification read from another file", want: "reads it from go.mod", bundle: func() *bundle.Bundle {
+			b := makeBundle(t, f.head, edit{write: map[string]string{"parser.go": "module hello\n\ngo 1.23\n"}})
+			b.Diff = strings.Replace(b.Diff, "--- a/parser.go", "--- a/go.mod", 1)
+			return b
+		}},
 		{name: "mode not in the diff", want: "mode", bundle: func() *bundle.Bundle {
 			b := makeBundle(t, f.head, theFix)
 			for i := range b.Files {

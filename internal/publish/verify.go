@@ -53,6 +53,8 @@ func verifyFiles(ctx context.Context, gh GitHub, owner, repo string, b *bundle.B
 			return fmt.Errorf("%w: %s is in the diff but not in the files", ErrRefused, name)
 		case f.Status != status:
 			return fmt.Errorf("%w: %s is %s in the files but %s in the diff", ErrRefused, name, f.Status, status)
+		case status == "modified" && d.OldName != d.NewName:
+			return fmt.Errorf("%w: %s is modified in the files but the diff reads it from %s", ErrRefused, name, d.OldName)
 		case status == "renamed" && f.OldPath != d.OldName:
 			return fmt.Errorf("%w: %s is renamed from %s in the files but from %s in the diff", ErrRefused, name, f.OldPath, d.OldName)
 		case status == "deleted":
