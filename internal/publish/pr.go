@@ -96,6 +96,11 @@ func (p *publisher) propose(ctx context.Context, draft bool, why string) (*Resul
 		res.Reason = fmt.Sprintf("updated #%d with a new commit (attempt %d)", pr.Number, st.Attempts)
 	} else {
 		pr, err := p.gh.CreatePR(ctx, job.Owner, job.Repo, ghapi.NewPR{Title: title, Body: body, Head: branch, Base: target, Draft: draft || p.cfg.Draft})
+		if errors.Is(err, ghapi.ErrUnprocessable) {
+			// A retried create whose first answer was lost, or a concurrent
+			// run: the PR for this branch may exist now. Use it, never a second.
+			pr, err = p.existingPR(ctx, branch, title, body, err)
+		}
 		if err != nil {
 			return nil, fmt.Errorf("publish: %w", err)
 		}
@@ -120,6 +125,16 @@ func (p *publisher) propose(ctx context.Context, draft bool, why string) (*Resul
 		}
 	}
 	return res, nil
+}
+
+// existingPR returns the open PR of branch, updated with title and body,
+// after a create was refused with createErr; createErr when there is none.
+func (p *publisher) existingPR(ctx context.Context, branch, title, body string, createErr error) (*ghapi.PR, error) {
+	found, err := lookup(ctx, p.gh, p.job.Owner, p.job.Repo, branch)
+	if err != nil || found.open == nil {
+		return nil, createErr
+	}
+	return p.gh.UpdatePR(ctx, p.job.Owner, p.job.Repo, found.open.Number, ghapi.PRUpdate{Title: &title, Body: &body})
 }
 
 // proposals is what exists for a fix branch.

@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-github/v62/github"
 	"github.com/org/mini-agent/ghapi"
@@ -568,5 +569,47 @@ func TestProposeNeedsTheTargetBranch(t *testing.T) {
 	}
 	if n := f.writes(); n != 0 {
 		t.Errorf("%d writes for a target that is not a branch", n)
+	}
+}
+
+// TestProposeAfterALostCreateAnswer: GitHub opened the PR but the answer was
+// lost (a 502); the retry gets "A pull request already exists". The PR is
+// there, so the result must be that PR, not a failure (and never a second
+// PR).
+func TestProposeAfterALostCreateAnswer(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	target, err := url.Parse(f.s.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	proxy := httputil.NewSingleHostReverseProxy(target)
+	var lost bool
+	front := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost && strings.HasSuffix(r.URL.Path, "/pulls") && !lost {
+			lost = true
+			proxy.ServeHTTP(httptest.NewRecorder(), r) // GitHub creates it...
+			w.WriteHeader(http.StatusBadGateway)       // ...and the answer is lost
+			return
+		}
+		proxy.ServeHTTP(w, r)
+	}))
+	t.Cleanup(front.Close)
+	gh, err := ghapi.New(t.Context(), ghapi.Options{Token: token, BaseURL: front.URL, WriteInterval: -1,
+		Retry: ghapi.RetryPolicy{BaseBackoff: time.Millisecond}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := makeBundle(t, f.head, theFix)
+	res, err := publish.Publish(t.Context(), gh, publish.Request{Bundle: b, Job: f.job(route.WritePropose), Config: config.Default()})
+	if err != nil {
+		t.Fatalf("the PR was opened but Publish says: %v", err)
+	}
+	pulls := f.s.Pulls(repo)
+	if len(pulls) != 2 {
+		t.Fatalf("%d PRs, want #7 and one proposal", len(pulls))
+	}
+	if res.Status != publish.StatusFixed || res.PRNumber != 8 || !strings.Contains(pulls[1].Body, "Step trace") {
+		t.Errorf("result = %+v; PR body:\n%s", res, pulls[1].Body)
 	}
 }
