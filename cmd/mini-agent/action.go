@@ -209,6 +209,7 @@ func (a *actionRun) published(b *bundle.Bundle, res *publish.Result, perr error)
 		return res.Status, pipeline.ExitNotFixed, summary
 	}
 	a.gha.Errorf("mini-agent failed: %s", res.Reason)
+	a.trackFailure(res.Reason)
 	return publish.StatusFailed, ExitFailed, summary
 }
 
@@ -424,12 +425,17 @@ func (a *actionRun) log() io.Writer { return newCommandSafeWriter(a.env.Stdout, 
 // says so too, so a requested run never ends in silence.
 func (a *actionRun) fail(code int, err error) (string, int, string) {
 	a.gha.Errorf("mini-agent: %v", err)
+	a.trackFailure(err.Error())
+	return publish.StatusFailed, code, "## mini-agent: failed\n\n" + err.Error() + "\n"
+}
+
+// trackFailure puts a failure on a command's tracking comment.
+func (a *actionRun) trackFailure(why string) {
 	if j := a.job; j != nil && j.CommentID != 0 && a.gh != nil {
 		t := &publish.Tracker{GH: a.gh, Owner: j.Owner, Repo: j.Repo, PR: j.PR}
-		msg := fmt.Sprintf("**mini-agent** · %s\n\n**Failed:** %s\n\nSee %s\n", j.Trigger, err, a.currentRunURL())
+		msg := fmt.Sprintf("**mini-agent** · %s\n\n**Failed:** %s\n\nSee %s\n", j.Trigger, why, a.currentRunURL())
 		if _, terr := t.Post(context.WithoutCancel(a.ctx), msg); terr != nil {
 			fmt.Fprintf(a.env.Stderr, "mini-agent: updating the tracking comment: %v\n", terr)
 		}
 	}
-	return publish.StatusFailed, code, "## mini-agent: failed\n\n" + err.Error() + "\n"
 }

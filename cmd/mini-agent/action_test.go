@@ -341,3 +341,40 @@ func TestActionHungLogDownloadHasADeadline(t *testing.T) {
 		t.Fatal("the action hangs on a log download that never ends")
 	}
 }
+
+// TestActionRefusedPublishUpdatesTheTrackingComment: when publishing refuses
+// the result (here the checkout's cart.go differs from GitHub's at the same
+// commit, so the diff does not bind to what would be committed), a command's
+// tracking comment must say so, not keep "Working on it" forever.
+func TestActionRefusedPublishUpdatesTheTrackingComment(t *testing.T) {
+	t.Parallel()
+	sc := newScene(t, "")
+	cart, err := os.ReadFile(filepath.Join(sc.ws, "cart.go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	crlf := strings.ReplaceAll(string(cart), "\n", "\r\n")
+	fake := sc.s.Push(testRepo, "feature", map[string]string{"NOTES.md": "notes\n", "cart.go": crlf})
+	writeFile(t, filepath.Join(sc.ws, "NOTES.md"), "notes\n")
+	git(t, sc.ws, "add", "-A")
+	git(t, sc.ws, "-c", "user.name=t", "-c", "user.email=t@example.invalid", "commit", "-q", "-m", "notes")
+	sc.head, sc.fake = strings.TrimSpace(git(t, sc.ws, "rev-parse", "HEAD")), fake
+	sc.proxy.Alias(sc.head, sc.fake)
+	pr := sc.s.AddPR(testRepo, ghtest.PR{Title: "Cart totals", Head: "feature", Base: "main"})
+	id := sc.s.AddComment(testRepo, pr, "hubot", "MEMBER", "/mini-agent fix")
+	env, vars, stdout := sc.env(t, "issue_comment", commentPayload(pr, id, "hubot", "User", "MEMBER", "/mini-agent fix"), nil)
+	code := actionMain(t.Context(), env)
+	if out := outputs(t, vars["GITHUB_OUTPUT"]); code != ExitFailed || out["status"] != "failed" {
+		t.Fatalf("exit %d status %q, want %d failed\n%s", code, out["status"], ExitFailed, stdout)
+	}
+	comments := sc.s.Comments(testRepo, pr)
+	if len(comments) != 2 {
+		t.Fatalf("comments = %+v, want the command and one tracking comment", comments)
+	}
+	if body := comments[1].Body; strings.Contains(body, "Working on it") || !strings.Contains(body, "does not match the diff") && !strings.Contains(body, "does not apply") {
+		t.Errorf("tracking comment after a refused publish:\n%s", body)
+	}
+	if n := sc.s.Count("POST", "/repos/octo-org/shop/git/"); n != 0 {
+		t.Errorf("%d git writes for a refused result", n)
+	}
+}
