@@ -613,3 +613,21 @@ func TestProposeAfterALostCreateAnswer(t *testing.T) {
 		t.Errorf("result = %+v; PR body:\n%s", res, pulls[1].Body)
 	}
 }
+
+// TestCRLFCheckoutCommitsTheDiffsContent: on a checkout with CRLF line
+// endings the files read from disk differ from the diff git made only in
+// line endings; the commit must carry the repository's LF content (what the
+// diff shows), not turn every line of the file into a change.
+func TestCRLFCheckoutCommitsTheDiffsContent(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	b := makeBundle(t, f.head, edit{write: map[string]string{"parser.go": "package hello\n\nfunc Parse(s string) int { return 0 }\n"}})
+	b.Files[0].Content = bytes.ReplaceAll(b.Files[0].Content, []byte("\n"), []byte("\r\n"))
+	res, err := publish.Publish(t.Context(), f.gh, publish.Request{Bundle: b, Job: f.job(route.WritePropose), Config: config.Default()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := f.s.Files(repo, res.Branch)["parser.go"].Content; got != "package hello\n\nfunc Parse(s string) int { return 0 }\n" {
+		t.Errorf("committed parser.go = %q", got)
+	}
+}

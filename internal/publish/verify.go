@@ -21,19 +21,21 @@ var errMismatch = errors.New("does not match the diff")
 // the file at the base commit, read from GitHub. A bundle made by another
 // job (the two-job recipe) is untrusted: without this, its files could
 // carry changes its diff does not show, or delete a file through a rename.
-// A mismatch gives an error wrapping ErrRefused; API failures are returned
-// as they are.
+// Content that differs from the diff's only by CRLF line endings (a Windows
+// checkout) is replaced by the diff's. Any other mismatch gives an error
+// wrapping ErrRefused; API failures are returned as they are.
 func verifyFiles(ctx context.Context, gh GitHub, owner, repo string, b *bundle.Bundle) error {
 	diffs, _, err := gitdiff.Parse(strings.NewReader(b.Diff))
 	if err != nil {
 		return fmt.Errorf("%w: diff does not parse: %v", ErrRefused, err)
 	}
 	byPath := make(map[string]bundle.File, len(b.Files))
-	for _, f := range b.Files {
+	index := make(map[string]int, len(b.Files))
+	for i, f := range b.Files {
 		if _, dup := byPath[f.Path]; dup {
 			return fmt.Errorf("%w: %s is listed twice", ErrRefused, f.Path)
 		}
-		byPath[f.Path] = f
+		byPath[f.Path], index[f.Path] = f, i
 	}
 	for _, d := range diffs {
 		name, status := d.NewName, "modified"
@@ -73,7 +75,13 @@ func verifyFiles(ctx context.Context, gh GitHub, owner, repo string, b *bundle.B
 		if err := gitdiff.Apply(&got, bytes.NewReader(base), d); err != nil {
 			return fmt.Errorf("%w: the diff of %s does not apply to %s at %s: %v", ErrRefused, name, d.OldName, short(b.BaseSHA), err)
 		}
-		if !bytes.Equal(got.Bytes(), f.Content) {
+		switch {
+		case bytes.Equal(got.Bytes(), f.Content):
+		case bytes.Equal(got.Bytes(), bytes.ReplaceAll(f.Content, []byte("\r\n"), []byte("\n"))):
+			// A checkout with CRLF line endings (core.autocrlf on Windows):
+			// commit what the diff says, the repository's LF content.
+			b.Files[index[name]].Content = got.Bytes()
+		default:
 			return fmt.Errorf("%w: the content of %s %v", ErrRefused, name, errMismatch)
 		}
 	}
