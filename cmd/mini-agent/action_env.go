@@ -117,7 +117,7 @@ func readInputs(gha *githubactions.Action) (inputs, error) {
 	num("max-minutes", &in.MaxMinutes)
 	if v := get("max-cost-usd"); v != "" {
 		f, err := strconv.ParseFloat(v, 64)
-		if err != nil || f <= 0 || f > 1e6 {
+		if err != nil || !(f > 0 && f <= 1e6) { // NaN fails both
 			bad = append(bad, fmt.Sprintf("max-cost-usd=%q is not a positive amount", v))
 		}
 		in.MaxCostUSD = f

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"path"
 	"regexp"
 	"slices"
@@ -286,6 +287,9 @@ func (d Defaults) validate() []string {
 	}
 	if d.MaxSteps < 0 || d.MaxMinutes < 0 || d.MaxCostUSD < 0 {
 		p = append(p, "defaults: max-steps, max-minutes and max-cost-usd must be positive")
+	}
+	if math.IsNaN(d.MaxCostUSD) || math.IsInf(d.MaxCostUSD, 0) {
+		p = append(p, "defaults.max-cost-usd: not a number of dollars (a NaN budget would never stop a run)")
 	}
 	return p
 }
