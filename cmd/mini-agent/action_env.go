@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/org/mini-agent/agent"
+	"github.com/org/mini-agent/internal/config"
 	"github.com/sethvargo/go-githubactions"
 )
 
@@ -115,6 +116,9 @@ func readInputs(gha *githubactions.Action) (inputs, error) {
 	}
 	num("max-steps", &in.MaxSteps)
 	num("max-minutes", &in.MaxMinutes)
+	if in.MaxMinutes > config.MaxMinutes {
+		bad = append(bad, fmt.Sprintf("max-minutes=%d is more than %d", in.MaxMinutes, config.MaxMinutes))
+	}
 	if v := get("max-cost-usd"); v != "" {
 		f, err := strconv.ParseFloat(v, 64)
 		if err != nil || !(f > 0 && f <= 1e6) { // NaN fails both

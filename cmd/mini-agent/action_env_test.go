@@ -58,6 +58,7 @@ func TestReadInputs(t *testing.T) {
 	for _, bad := range []map[string]string{
 		{"INPUT_MAX_STEPS": "0"}, {"INPUT_MAX_MINUTES": "ten"}, {"INPUT_MAX_COST_USD": "-1"},
 		{"INPUT_MODE": "yolo"}, {"INPUT_PROVIDER": "gpt"}, {"INPUT_MAX_COST_USD": "NaN"}, {"INPUT_MAX_COST_USD": "inf"},
+		{"INPUT_MAX_MINUTES": "200000000"}, // overflows a time.Duration into a negative timeout
 	} {
 		gha := githubactions.New(githubactions.WithGetenv(func(k string) string { return bad[k] }), githubactions.WithWriter(&out))
 		if _, err := readInputs(gha); err == nil {
