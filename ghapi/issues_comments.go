@@ -68,10 +68,12 @@ func (c *Client) UpdateComment(ctx context.Context, owner, repo string, id int64
 	return toComment(cm), nil
 }
 
-// FindCommentWithMarker returns the oldest comment on number that has a line
-// starting with marker (a hidden `<!-- ... -->` tag mini-agent writes), or
-// nil when none. Lines that quote the marker ("> <!-- ... -->") do not
-// count, so a user quoting the tracking comment is not mistaken for it.
+// FindCommentWithMarker returns the oldest bot comment on number whose first
+// line starts with marker (a hidden `<!-- ... -->` tag mini-agent writes
+// first), or nil when none. A quote of the marker ("> <!-- ... -->"), a
+// person's comment, or another bot echoing text that holds the marker (a PR
+// summary bot quoting a body) is not mistaken for it, so none of them can
+// capture the tracking comment.
 func (c *Client) FindCommentWithMarker(ctx context.Context, owner, repo string, number int, marker string) (*Comment, error) {
 	if strings.TrimSpace(marker) == "" {
 		return nil, errors.New("ghapi: find comment: empty marker")
@@ -87,20 +89,15 @@ func (c *Client) FindCommentWithMarker(ctx context.Context, owner, repo string, 
 	for _, cm := range cs {
 		// Only a bot's comment can be ours: a person pasting the marker
 		// must not capture (or block) the tracking comment.
-		if cm.GetUser().GetType() == "Bot" && hasMarkerLine(cm.GetBody(), marker) {
+		if cm.GetUser().GetType() == "Bot" && startsWithMarker(cm.GetBody(), marker) {
 			return toComment(cm), nil
 		}
 	}
 	return nil, nil
 }
 
-func hasMarkerLine(body, marker string) bool {
-	for line := range strings.Lines(body) {
-		if strings.HasPrefix(strings.TrimSpace(line), marker) {
-			return true
-		}
-	}
-	return false
+func startsWithMarker(body, marker string) bool {
+	return strings.HasPrefix(strings.TrimLeft(body, " \t\r\n"), marker)
 }
 
 func checkCommentBody(body string) error {

@@ -42,8 +42,10 @@ func TestCreateAndUpdateComment(t *testing.T) {
 func TestFindCommentWithMarker_paginates(t *testing.T) {
 	t.Parallel()
 	pages := map[string]string{
-		"":  `[{"id":1,"body":"first"},{"id":2,"body":"> ` + marker + `\n> quoted by a user"}]`,
-		"2": `[{"id":3,"body":"mentions ` + marker + ` mid-line"},{"id":6,"body":"` + marker + `\nforged by a person","user":{"login":"mallory","type":"User"}}]`,
+		"": `[{"id":1,"body":"first"},{"id":2,"body":"> ` + marker + `\n> quoted by a user"}]`,
+		"2": `[{"id":3,"body":"mentions ` + marker + ` mid-line"},{"id":6,"body":"` + marker + `\nforged by a person","user":{"login":"mallory","type":"User"}},` +
+			// another workflow's bot echoing a PR body that carries the marker
+			`{"id":7,"body":"PR summary:\n` + marker + `\nfrom the PR body","user":{"login":"github-actions[bot]","type":"Bot"}}]`,
 		"3": `[{"id":4,"body":"` + marker + `\nstatus: running","user":{"login":"github-actions[bot]","type":"Bot"}},{"id":5,"body":"` + marker + `"}]`,
 	}
 	f := setup(t)

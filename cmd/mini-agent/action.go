@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"io"
@@ -73,7 +74,7 @@ func (a *actionRun) run(ctx context.Context) (string, int, string) {
 	router := &route.Router{LoadConfig: a.loadConfig}
 	if in.Token != "" {
 		if a.gh, err = ghapi.New(ctx, ghapi.Options{Token: in.Token, BaseURL: a.env.Getenv("GITHUB_API_URL"),
-			HTTPClient: a.env.HTTPClient, WriteInterval: a.env.WriteInterval}); err != nil {
+			HTTPClient: a.env.httpClient(), WriteInterval: a.env.WriteInterval}); err != nil {
 			return a.fail(pipeline.ExitUsage, err)
 		}
 		router.GitHub = a.gh
@@ -121,6 +122,7 @@ func (a *actionRun) work(ctx context.Context) (string, int, string) {
 	if err := a.checkWorkspace(ctx); err != nil {
 		return a.fail(pipeline.ExitUsage, err)
 	}
+	a.warnPersistedCredentials(ctx)
 	tmp, err := a.tempDir()
 	if err != nil {
 		return a.fail(ExitFailed, err)
@@ -207,6 +209,7 @@ func (a *actionRun) published(b *bundle.Bundle, res *publish.Result, perr error)
 		return res.Status, pipeline.ExitNotFixed, summary
 	}
 	a.gha.Errorf("mini-agent failed: %s", res.Reason)
+	a.trackFailure(res.Reason)
 	return publish.StatusFailed, ExitFailed, summary
 }
 
@@ -354,8 +357,12 @@ func (a *actionRun) options() (pipeline.Options, error) {
 		BaseURL: first(in.BaseURL, d.BaseURL), TestCommand: first(in.TestCommand, d.TestCommand),
 		Protected: a.cfg.ProtectedPaths(), SecretNames: secretInputEnv,
 		TracePath: filepath.Join(a.tmp, "trace.jsonl"), BundlePath: filepath.Join(a.tmp, "bundle.json"),
-		Progress: newCommandSafeWriter(a.env.Stdout, &a.lock), Getenv: apiKeyGetenv(a.env.Getenv, in.APIKey), Environ: a.env.Environ,
+		Progress: newCommandSafeWriter(a.env.Stdout, &a.lock), Getenv: apiKeyGetenv(a.env.Getenv, in.APIKey), Environ: withoutRunnerFiles(a.env.Environ),
 		TestTimeout: 10 * time.Minute}
+	if in.Token != "" {
+		// actions/checkout persists the token in .git/config in this form.
+		o.Environ = append(o.Environ, tokenBasicEnv+"="+base64.StdEncoding.EncodeToString([]byte("x-access-token:"+in.Token)))
+	}
 	if o.TestCommand == "" {
 		if o.TestCommand = detectTestCommand(a.ws); o.TestCommand == "" {
 			return o, errors.New("no test-command input and none detected (no go.mod, package.json, Cargo.toml, pyproject.toml, pytest.ini or setup.cfg at the workspace root)")
@@ -418,12 +425,17 @@ func (a *actionRun) log() io.Writer { return newCommandSafeWriter(a.env.Stdout, 
 // says so too, so a requested run never ends in silence.
 func (a *actionRun) fail(code int, err error) (string, int, string) {
 	a.gha.Errorf("mini-agent: %v", err)
+	a.trackFailure(err.Error())
+	return publish.StatusFailed, code, "## mini-agent: failed\n\n" + err.Error() + "\n"
+}
+
+// trackFailure puts a failure on a command's tracking comment.
+func (a *actionRun) trackFailure(why string) {
 	if j := a.job; j != nil && j.CommentID != 0 && a.gh != nil {
 		t := &publish.Tracker{GH: a.gh, Owner: j.Owner, Repo: j.Repo, PR: j.PR}
-		msg := fmt.Sprintf("**mini-agent** · %s\n\n**Failed:** %s\n\nSee %s\n", j.Trigger, err, a.currentRunURL())
+		msg := fmt.Sprintf("**mini-agent** · %s\n\n**Failed:** %s\n\nSee %s\n", j.Trigger, why, a.currentRunURL())
 		if _, terr := t.Post(context.WithoutCancel(a.ctx), msg); terr != nil {
 			fmt.Fprintf(a.env.Stderr, "mini-agent: updating the tracking comment: %v\n", terr)
 		}
 	}
-	return publish.StatusFailed, code, "## mini-agent: failed\n\n" + err.Error() + "\n"
 }

@@ -2,17 +2,22 @@ package main
 
 import (
 	"bytes"
+	"cmp"
+	"context"
 	"fmt"
 	"io"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/org/mini-agent/agent"
+	"github.com/org/mini-agent/internal/config"
 	"github.com/sethvargo/go-githubactions"
 )
 
@@ -31,6 +36,10 @@ const (
 	// maxJobLogBytes bounds one job's log; maxLogBytes all of them.
 	maxJobLogBytes = 32 << 20
 	maxLogBytes    = 96 << 20
+	// apiCallTimeout bounds one GitHub call, its retry waits and a job log's
+	// download included: a hung connection must not hold the job until
+	// GitHub's 6-hour limit (the transport bounds only the response headers).
+	apiCallTimeout = 10 * time.Minute
 )
 
 // actionEnv is everything the action reads from outside: the environment
@@ -45,6 +54,9 @@ type actionEnv struct {
 	// HTTPClient and WriteInterval configure the GitHub client (tests).
 	HTTPClient    *http.Client
 	WriteInterval time.Duration
+	// CallTimeout bounds one GitHub call (retries and a log download's body
+	// included) when HTTPClient has no Timeout; 0 means apiCallTimeout.
+	CallTimeout time.Duration
 }
 
 func processEnv(stdout, stderr io.Writer) actionEnv {
@@ -104,9 +116,12 @@ func readInputs(gha *githubactions.Action) (inputs, error) {
 	}
 	num("max-steps", &in.MaxSteps)
 	num("max-minutes", &in.MaxMinutes)
+	if in.MaxMinutes > config.MaxMinutes {
+		bad = append(bad, fmt.Sprintf("max-minutes=%d is more than %d", in.MaxMinutes, config.MaxMinutes))
+	}
 	if v := get("max-cost-usd"); v != "" {
 		f, err := strconv.ParseFloat(v, 64)
-		if err != nil || f <= 0 || f > 1e6 {
+		if err != nil || !(f > 0 && f <= 1e6) { // NaN fails both
 			bad = append(bad, fmt.Sprintf("max-cost-usd=%q is not a positive amount", v))
 		}
 		in.MaxCostUSD = f
@@ -252,4 +267,62 @@ func apiKeyGetenv(getenv func(string) string, apiKey string) func(string) string
 		}
 		return getenv(name)
 	}
+}
+
+// runnerFileEnv are the runner's file-command paths and service URLs. The
+// test command runs code the model wrote, so it is not told where they are:
+// through them it could set variables (BASH_ENV, LD_PRELOAD), PATH entries,
+// outputs or the summary for the job's later steps, outside the harness.
+var runnerFileEnv = []string{"GITHUB_ENV", "GITHUB_PATH", "GITHUB_OUTPUT", "GITHUB_STATE", "GITHUB_STEP_SUMMARY",
+	"ACTIONS_RUNTIME_URL", "ACTIONS_CACHE_URL", "ACTIONS_RESULTS_URL"}
+
+// withoutRunnerFiles returns environ (the process environment when nil)
+// without runnerFileEnv, as a new slice.
+func withoutRunnerFiles(environ []string) []string {
+	if environ == nil {
+		environ = os.Environ()
+	}
+	out := make([]string, 0, len(environ))
+	for _, kv := range environ {
+		name, _, _ := strings.Cut(kv, "=")
+		if !slices.ContainsFunc(runnerFileEnv, func(n string) bool { return strings.EqualFold(n, name) }) {
+			out = append(out, kv)
+		}
+	}
+	return out
+}
+
+// httpClient is the GitHub client's HTTP client: the injected one (tests),
+// with a whole-call timeout unless it has its own.
+func (e actionEnv) httpClient() *http.Client {
+	c := &http.Client{}
+	if e.HTTPClient != nil {
+		c = new(http.Client)
+		*c = *e.HTTPClient
+	}
+	if c.Timeout == 0 {
+		c.Timeout = cmp.Or(e.CallTimeout, apiCallTimeout)
+	}
+	return c
+}
+
+// tokenBasicEnv carries the token's basic-auth form among the environment
+// the pipeline reads secrets from: its name marks it a secret, so the value
+// is redacted from everything the model and the PR see, and the test
+// command never gets it.
+const tokenBasicEnv = "MINI_AGENT_GITHUB_TOKEN_BASIC_AUTH"
+
+// warnPersistedCredentials warns when the checkout kept a credential in the
+// git config (actions/checkout's default): test code the model writes runs
+// in the workspace and could read it. Only names are read, never values.
+func (a *actionRun) warnPersistedCredentials(ctx context.Context) {
+	cmd := exec.CommandContext(ctx, "git", "config", "--includes", "--name-only", "--get-regexp", `^http\..*\.extraheader$`)
+	cmd.Dir = a.ws
+	out, err := cmd.Output()
+	if err != nil || strings.TrimSpace(string(out)) == "" {
+		return
+	}
+	a.gha.Warningf("the checkout left a credential in the git config (%s): code the model writes runs as tests in this "+
+		"workspace and could read it; use actions/checkout with `persist-credentials: false` (mini-agent publishes "+
+		"through the API and needs no git credential)", oneLine(string(out)))
 }

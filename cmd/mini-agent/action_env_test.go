@@ -2,12 +2,20 @@ package main
 
 import (
 	"bytes"
+	"encoding/base64"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
 
+	"github.com/org/mini-agent/agent"
+	"github.com/org/mini-agent/internal/bundle"
+	"github.com/org/mini-agent/internal/config"
+	"github.com/org/mini-agent/internal/proc"
+	"github.com/org/mini-agent/internal/publish"
+	"github.com/org/mini-agent/internal/route"
 	"github.com/sethvargo/go-githubactions"
 )
 
@@ -49,7 +57,8 @@ func TestReadInputs(t *testing.T) {
 
 	for _, bad := range []map[string]string{
 		{"INPUT_MAX_STEPS": "0"}, {"INPUT_MAX_MINUTES": "ten"}, {"INPUT_MAX_COST_USD": "-1"},
-		{"INPUT_MODE": "yolo"}, {"INPUT_PROVIDER": "gpt"},
+		{"INPUT_MODE": "yolo"}, {"INPUT_PROVIDER": "gpt"}, {"INPUT_MAX_COST_USD": "NaN"}, {"INPUT_MAX_COST_USD": "inf"},
+		{"INPUT_MAX_MINUTES": "200000000"}, // overflows a time.Duration into a negative timeout
 	} {
 		gha := githubactions.New(githubactions.WithGetenv(func(k string) string { return bad[k] }), githubactions.WithWriter(&out))
 		if _, err := readInputs(gha); err == nil {
@@ -124,5 +133,110 @@ func TestActionHelp(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(env.Getenv("RUNNER_TEMP"), "mini-agent", "bundle.json")); err == nil {
 		t.Error("help ran the agent")
+	}
+}
+
+// TestOptionsEnvironHidesRunnerFiles: the test command runs code the model
+// wrote; it must not be handed the runner's file-command paths, through
+// which it could set variables (BASH_ENV, LD_PRELOAD), PATH entries or
+// outputs for the job's later steps.
+func TestOptionsEnvironHidesRunnerFiles(t *testing.T) {
+	t.Parallel()
+	ws := t.TempDir()
+	writeFile(t, filepath.Join(ws, "go.mod"), "module m\n")
+	vars := map[string]string{}
+	var environ []string
+	for _, kv := range []string{"PATH=/usr/bin", "HOME=/home/runner", "GITHUB_REPOSITORY=o/r", "RUNNER_TEMP=/tmp/rt",
+		"GITHUB_ENV=/tmp/rt/_runner_file_commands/set_env_1", "GITHUB_PATH=/tmp/rt/_runner_file_commands/add_path_1",
+		"GITHUB_OUTPUT=/tmp/rt/_runner_file_commands/set_output_1", "GITHUB_STATE=/tmp/rt/_runner_file_commands/save_state_1",
+		"GITHUB_STEP_SUMMARY=/tmp/rt/_runner_file_commands/step_summary_1", "ACTIONS_RUNTIME_URL=https://pipelines.example/",
+		"ACTIONS_CACHE_URL=https://cache.example/", "ACTIONS_RESULTS_URL=https://results.example/"} {
+		k, v, _ := strings.Cut(kv, "=")
+		vars[k] = v
+		environ = append(environ, kv)
+	}
+	a := &actionRun{env: actionEnv{Getenv: func(k string) string { return vars[k] }, Environ: environ, Stdout: &bytes.Buffer{}},
+		cfg: &config.Loaded{Config: config.Default()}, job: &route.Job{Mode: agent.ModeFix}, ws: ws, tmp: t.TempDir()}
+	o, err := a.options()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := strings.Join(o.Environ, "\n")
+	for _, bad := range []string{"GITHUB_ENV=", "GITHUB_PATH=", "GITHUB_OUTPUT=", "GITHUB_STATE=", "GITHUB_STEP_SUMMARY=",
+		"ACTIONS_RUNTIME_URL=", "ACTIONS_CACHE_URL=", "ACTIONS_RESULTS_URL="} {
+		if strings.Contains(got, bad) {
+			t.Errorf("the test command's environment holds %s...", bad)
+		}
+	}
+	for _, keep := range []string{"PATH=/usr/bin", "HOME=/home/runner", "GITHUB_REPOSITORY=o/r"} {
+		if !strings.Contains(got, keep) {
+			t.Errorf("the test command's environment lost %s", keep)
+		}
+	}
+}
+
+// TestPersistedCheckoutTokenIsRedacted: actions/checkout leaves the token in
+// .git/config as base64("x-access-token:TOKEN"), where test code the model
+// writes can read it. That form must be a secret value too (redacted from
+// the history, the bundle and the PR), and the action must warn about it.
+func TestPersistedCheckoutTokenIsRedacted(t *testing.T) {
+	t.Parallel()
+	const tok = "ghs_persisted_checkout_token_0123"
+	basic := base64.StdEncoding.EncodeToString([]byte("x-access-token:" + tok))
+	ws := t.TempDir()
+	writeFile(t, filepath.Join(ws, "go.mod"), "module m\n")
+	git(t, ws, "init", "-q")
+	vars := map[string]string{"INPUT_GITHUB_TOKEN": tok}
+	environ := []string{"PATH=/usr/bin", "INPUT_GITHUB_TOKEN=" + tok}
+	var stdout bytes.Buffer
+	a := &actionRun{env: actionEnv{Getenv: func(k string) string { return vars[k] }, Environ: environ, Stdout: &stdout},
+		cfg: &config.Loaded{Config: config.Default()}, job: &route.Job{Mode: agent.ModeFix}, ws: ws, tmp: t.TempDir(),
+		in: inputs{Token: tok}}
+	a.gha = githubactions.New(githubactions.WithGetenv(a.env.Getenv), githubactions.WithWriter(&stdout))
+	o, err := a.options()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if secrets := proc.SecretValues(o.Environ, o.SecretNames); !slices.Contains(secrets, basic) || !slices.Contains(secrets, tok) {
+		t.Errorf("secret values %q lack the token's basic-auth form", secrets)
+	}
+	if env := strings.Join(proc.ScrubEnv(o.Environ, o.SecretNames), "\n"); strings.Contains(env, basic) {
+		t.Error("the test command's environment holds the token's basic-auth form")
+	}
+
+	a.warnPersistedCredentials(t.Context())
+	if strings.Contains(stdout.String(), "persist-credentials") {
+		t.Errorf("warned without a persisted credential: %s", stdout.String())
+	}
+	git(t, ws, "config", "--local", "http.https://github.com/.extraheader", "AUTHORIZATION: basic "+basic)
+	a.warnPersistedCredentials(t.Context())
+	if !strings.Contains(stdout.String(), "::warning") || !strings.Contains(stdout.String(), "persist-credentials: false") {
+		t.Errorf("no warning about the persisted token: %s", stdout.String())
+	}
+	if strings.Contains(stdout.String(), basic) {
+		t.Error("the warning prints the credential")
+	}
+}
+
+// TestSummaryDiffFenceHoldsAnyBackticks: the diff is model-written text; no
+// run of backticks in it may close the summary's code block and turn the
+// rest into markdown.
+func TestSummaryDiffFenceHoldsAnyBackticks(t *testing.T) {
+	t.Parallel()
+	for _, run := range []int{3, 4, 10, 12} {
+		ticks := strings.Repeat("`", run)
+		diff := "--- a/x.md\n+++ b/x.md\n@@ -1 +1,2 @@\n x\n" + ticks + "\n## injected heading\n"
+		b := &bundle.Bundle{Version: bundle.Version, Status: bundle.StatusValidationFailed, Diff: diff}
+		a := &actionRun{}
+		s := a.summary(b, &publish.Result{Status: publish.StatusNotFixed, Action: publish.ActionNoFixFound, Reason: "test"})
+		_, block, ok := strings.Cut(s, "<summary>Diff")
+		if !ok {
+			t.Fatalf("no diff block:\n%s", s)
+		}
+		open := block[strings.Index(block, "`"):]
+		fence := open[:strings.IndexFunc(open, func(r rune) bool { return r != '`' })]
+		if len(fence) <= run {
+			t.Errorf("a run of %d backticks in the diff closes the %d-backtick fence", run, len(fence))
+		}
 	}
 }

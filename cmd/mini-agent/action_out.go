@@ -71,13 +71,25 @@ func (a *actionRun) summary(b *bundle.Bundle, res *publish.Result) string {
 	}
 	w.WriteString(report.Body(b, report.Options{CINote: publish.CINote}))
 	if b.Diff != "" && res.Action != publish.ActionPRCreated && res.Action != publish.ActionPRUpdated && res.Action != publish.ActionPushed {
-		fence := "````"
-		if strings.Contains(b.Diff, fence) {
-			fence = "``````````"
-		}
+		fence := fenceFor(b.Diff)
 		fmt.Fprintf(&w, "\n<details><summary>Diff (%s)</summary>\n\n%sdiff\n%s\n%s\n</details>\n", b.Status, fence, strings.TrimRight(cut(b.Diff, 200_000), "\n"), fence)
 	}
 	return w.String()
+}
+
+// fenceFor is a backtick fence longer than any run of backticks in s (at
+// least four), so the model-written diff cannot close its code block.
+func fenceFor(s string) string {
+	longest, run := 0, 0
+	for i := 0; i < len(s); i++ {
+		if s[i] == '`' {
+			run++
+			longest = max(longest, run)
+		} else {
+			run = 0
+		}
+	}
+	return strings.Repeat("`", max(4, longest+1))
 }
 
 func cut(s string, n int) string {

@@ -1,11 +1,16 @@
 package main
 
 import (
-	"github.com/org/mini-agent/internal/bundle"
+	"io"
+	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/org/mini-agent/internal/bundle"
 
 	"github.com/google/go-github/v62/github"
 	"github.com/org/mini-agent/ghapi"
@@ -286,5 +291,90 @@ func TestActionMergesIdenticalFailuresAcrossMatrixLegs(t *testing.T) {
 	}
 	if !strings.Contains(stdout.String(), "read 2 failed job log(s)") {
 		t.Errorf("log:\n%s", stdout)
+	}
+}
+
+// stallingLogs answers the log host with headers, then a body that never
+// comes (a trickling or hung blob host) until the request is cancelled.
+type stallingLogs struct {
+	host string
+	next http.RoundTripper
+}
+
+func (s stallingLogs) RoundTrip(r *http.Request) (*http.Response, error) {
+	if r.URL.Host != s.host {
+		return s.next.RoundTrip(r)
+	}
+	pr, pw := io.Pipe()
+	go func() {
+		<-r.Context().Done()
+		pw.CloseWithError(r.Context().Err())
+	}()
+	return &http.Response{StatusCode: http.StatusOK, Header: http.Header{}, Body: pr, Request: r, ProtoMajor: 1, ProtoMinor: 1}, nil
+}
+
+// TestActionHungLogDownloadHasADeadline: every GitHub call of the action,
+// the log download included, ends by a deadline instead of hanging the job
+// until GitHub's 6-hour limit.
+func TestActionHungLogDownloadHasADeadline(t *testing.T) {
+	t.Parallel()
+	sc := newScene(t, "")
+	sc.s.AddRun(testRepo, ghtest.Run{ID: 111, HeadBranch: "main", HeadSHA: sc.fake, Jobs: []ghtest.Job{
+		{ID: 7101, Name: "test", FailedStep: "Run go test ./...", Log: sc.failingLog(t)},
+	}})
+	env, vars, stdout := sc.env(t, "workflow_run", workflowRunPayload(111, sc.head, "main", nil), nil)
+	logURL, err := url.Parse(sc.s.LogURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	env.HTTPClient = &http.Client{Transport: stallingLogs{host: logURL.Host, next: http.DefaultTransport}}
+	env.CallTimeout = 500 * time.Millisecond
+	done := make(chan int, 1)
+	go func() { done <- actionMain(t.Context(), env) }()
+	select {
+	case code := <-done:
+		out := outputs(t, vars["GITHUB_OUTPUT"])
+		if code != ExitFailed || out["status"] != "failed" {
+			t.Errorf("exit %d status %q, want %d failed\n%s", code, out["status"], ExitFailed, stdout)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("the action hangs on a log download that never ends")
+	}
+}
+
+// TestActionRefusedPublishUpdatesTheTrackingComment: when publishing refuses
+// the result (here the checkout's cart.go differs from GitHub's at the same
+// commit, so the diff does not bind to what would be committed), a command's
+// tracking comment must say so, not keep "Working on it" forever.
+func TestActionRefusedPublishUpdatesTheTrackingComment(t *testing.T) {
+	t.Parallel()
+	sc := newScene(t, "")
+	cart, err := os.ReadFile(filepath.Join(sc.ws, "cart.go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	crlf := strings.ReplaceAll(string(cart), "\n", "\r\n")
+	fake := sc.s.Push(testRepo, "feature", map[string]string{"NOTES.md": "notes\n", "cart.go": crlf})
+	writeFile(t, filepath.Join(sc.ws, "NOTES.md"), "notes\n")
+	git(t, sc.ws, "add", "-A")
+	git(t, sc.ws, "-c", "user.name=t", "-c", "user.email=t@example.invalid", "commit", "-q", "-m", "notes")
+	sc.head, sc.fake = strings.TrimSpace(git(t, sc.ws, "rev-parse", "HEAD")), fake
+	sc.proxy.Alias(sc.head, sc.fake)
+	pr := sc.s.AddPR(testRepo, ghtest.PR{Title: "Cart totals", Head: "feature", Base: "main"})
+	id := sc.s.AddComment(testRepo, pr, "hubot", "MEMBER", "/mini-agent fix")
+	env, vars, stdout := sc.env(t, "issue_comment", commentPayload(pr, id, "hubot", "User", "MEMBER", "/mini-agent fix"), nil)
+	code := actionMain(t.Context(), env)
+	if out := outputs(t, vars["GITHUB_OUTPUT"]); code != ExitFailed || out["status"] != "failed" {
+		t.Fatalf("exit %d status %q, want %d failed\n%s", code, out["status"], ExitFailed, stdout)
+	}
+	comments := sc.s.Comments(testRepo, pr)
+	if len(comments) != 2 {
+		t.Fatalf("comments = %+v, want the command and one tracking comment", comments)
+	}
+	if body := comments[1].Body; strings.Contains(body, "Working on it") || !strings.Contains(body, "does not match the diff") && !strings.Contains(body, "does not apply") {
+		t.Errorf("tracking comment after a refused publish:\n%s", body)
+	}
+	if n := sc.s.Count("POST", "/repos/octo-org/shop/git/"); n != 0 {
+		t.Errorf("%d git writes for a refused result", n)
 	}
 }

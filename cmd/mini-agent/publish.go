@@ -74,7 +74,7 @@ func (a *actionRun) publishBundle(ctx context.Context, path, cfgPath string) (st
 		return a.fail(pipeline.ExitUsage, err)
 	}
 	if a.gh, err = ghapi.New(ctx, ghapi.Options{Token: in.Token, BaseURL: a.env.Getenv("GITHUB_API_URL"),
-		HTTPClient: a.env.HTTPClient, WriteInterval: a.env.WriteInterval}); err != nil {
+		HTTPClient: a.env.httpClient(), WriteInterval: a.env.WriteInterval}); err != nil {
 		return a.fail(pipeline.ExitUsage, err)
 	}
 	d, cfg, err := (&route.Router{GitHub: a.gh, LoadConfig: a.loadConfig}).Route(ctx, ev)

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"path"
 	"regexp"
 	"slices"
@@ -34,6 +35,9 @@ const (
 	MaxFileBytes = 64 << 10
 	// maxListItems bounds every list in the file.
 	maxListItems = 100
+	// MaxMinutes bounds a run's time limit (a week, past any runner's job
+	// limit); larger values would overflow a time.Duration.
+	MaxMinutes = 7 * 24 * 60
 )
 
 // On-failure behaviours: what publishing does with a run that did not end in
@@ -286,6 +290,12 @@ func (d Defaults) validate() []string {
 	}
 	if d.MaxSteps < 0 || d.MaxMinutes < 0 || d.MaxCostUSD < 0 {
 		p = append(p, "defaults: max-steps, max-minutes and max-cost-usd must be positive")
+	}
+	if d.MaxMinutes > MaxMinutes {
+		p = append(p, fmt.Sprintf("defaults.max-minutes: %d is more than %d", d.MaxMinutes, MaxMinutes))
+	}
+	if math.IsNaN(d.MaxCostUSD) || math.IsInf(d.MaxCostUSD, 0) {
+		p = append(p, "defaults.max-cost-usd: not a number of dollars (a NaN budget would never stop a run)")
 	}
 	return p
 }

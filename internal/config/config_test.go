@@ -103,6 +103,9 @@ func TestParseErrors(t *testing.T) {
 		{data: "allowed-associations: []\n", want: []string{"allowed-associations: empty"}},
 		{data: "reviewers: [\"a b\"]\n", want: []string{"reviewers"}},
 		{data: "defaults: {base-url: ftp://x}\n", want: []string{"defaults.base-url"}},
+		{data: "defaults: {max-cost-usd: .nan}\n", want: []string{"max-cost-usd"}},
+		{data: "defaults: {max-cost-usd: .inf}\n", want: []string{"max-cost-usd"}},
+		{data: "defaults: {max-minutes: 200000000}\n", want: []string{"max-minutes"}},
 		{data: strings.Repeat("#", config.MaxFileBytes+1), want: []string{"more than"}},
 	}
 	for _, tt := range tests {

@@ -29,6 +29,14 @@ func (p *publisher) propose(ctx context.Context, draft bool, why string) (*Resul
 	if target == "" {
 		return nil, errors.New("publish: no failing branch to propose a fix against")
 	}
+	// A run on a tag (its head_branch is the tag's name) or on a branch
+	// deleted since has no base for a PR: find out before anything is written.
+	if why, err := notABranch(ctx, p.gh, job); why != "" || err != nil {
+		if err != nil {
+			return nil, err
+		}
+		return p.note(ctx, StatusSkipped, ActionSkipped, why)
+	}
 	branch := FixBranch(p.cfg.BranchPrefix, Key(target, b))
 	found, err := lookup(ctx, p.gh, job.Owner, job.Repo, branch)
 	if err != nil {
@@ -88,6 +96,11 @@ func (p *publisher) propose(ctx context.Context, draft bool, why string) (*Resul
 		res.Reason = fmt.Sprintf("updated #%d with a new commit (attempt %d)", pr.Number, st.Attempts)
 	} else {
 		pr, err := p.gh.CreatePR(ctx, job.Owner, job.Repo, ghapi.NewPR{Title: title, Body: body, Head: branch, Base: target, Draft: draft || p.cfg.Draft})
+		if errors.Is(err, ghapi.ErrUnprocessable) {
+			// A retried create whose first answer was lost, or a concurrent
+			// run: the PR for this branch may exist now. Use it, never a second.
+			pr, err = p.existingPR(ctx, branch, title, body, err)
+		}
 		if err != nil {
 			return nil, fmt.Errorf("publish: %w", err)
 		}
@@ -112,6 +125,16 @@ func (p *publisher) propose(ctx context.Context, draft bool, why string) (*Resul
 		}
 	}
 	return res, nil
+}
+
+// existingPR returns the open PR of branch, updated with title and body,
+// after a create was refused with createErr; createErr when there is none.
+func (p *publisher) existingPR(ctx context.Context, branch, title, body string, createErr error) (*ghapi.PR, error) {
+	found, err := lookup(ctx, p.gh, p.job.Owner, p.job.Repo, branch)
+	if err != nil || found.open == nil {
+		return nil, createErr
+	}
+	return p.gh.UpdatePR(ctx, p.job.Owner, p.job.Repo, found.open.Number, ghapi.PRUpdate{Title: &title, Body: &body})
 }
 
 // proposals is what exists for a fix branch.
@@ -188,9 +211,12 @@ func (p *publisher) push(ctx context.Context) (*Result, error) {
 	}
 	res := &Result{Status: StatusFixed, Action: ActionPushed, Branch: job.Branch, Commit: commit.SHA, PRNumber: job.PR, PRURL: job.PRURL,
 		Reason: fmt.Sprintf("committed %s on %s (#%d)", short(commit.SHA), job.Branch, job.PR)}
+	// The commit is on the branch: a comment that cannot be written must not
+	// turn that into a failure (as in propose, it is a warning).
 	c, err := p.tracker.Post(ctx, p.header()+fmt.Sprintf("**Pushed a validated fix: %s.**\n\n", commit.SHA)+report.Body(b, report.Options{CINote: CINote}))
 	if err != nil {
-		return nil, err
+		p.logf("publish: warning: pushed %s but could not write the tracking comment: %v", short(commit.SHA), err)
+		return res, nil
 	}
 	res.CommentURL = c.HTMLURL
 	return res, nil

@@ -2,9 +2,12 @@ package publish
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"sort"
 	"strings"
 
+	"github.com/org/mini-agent/ghapi"
 	"github.com/org/mini-agent/internal/bundle"
 	"github.com/org/mini-agent/internal/config"
 	"github.com/org/mini-agent/internal/route"
@@ -36,6 +39,12 @@ func Precheck(ctx context.Context, gh GitHub, job *route.Job, cfg *config.Config
 	if job.Write != route.WritePropose || job.Branch == "" {
 		return nil, nil
 	}
+	if why, err := notABranch(ctx, gh, job); why != "" || err != nil {
+		if err != nil {
+			return nil, err
+		}
+		return &Result{Status: StatusSkipped, Action: ActionSkipped, Reason: why, PRNumber: job.PR, PRURL: job.PRURL}, nil
+	}
 	branch := FixBranch(cfg.BranchPrefix, Key(job.Branch, b))
 	found, err := lookup(ctx, gh, job.Owner, job.Repo, branch)
 	if err != nil {
@@ -54,4 +63,17 @@ func contains(list []string, s string) bool {
 		}
 	}
 	return false
+}
+
+// notABranch says why the job's failing ref cannot be a PR's base (a tag:
+// a run's head_branch is the tag's name; or a branch deleted since), or "".
+func notABranch(ctx context.Context, gh GitHub, job *route.Job) (string, error) {
+	_, err := gh.BranchHead(ctx, job.Owner, job.Repo, job.Branch)
+	switch {
+	case errors.Is(err, ghapi.ErrNotFound):
+		return fmt.Sprintf("%s is not a branch (a tag, or a branch deleted since): no pull request can target it", job.Branch), nil
+	case err != nil:
+		return "", fmt.Errorf("publish: %w", err)
+	}
+	return "", nil
 }

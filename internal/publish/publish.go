@@ -59,6 +59,7 @@ type GitHub interface {
 	CreatePR(ctx context.Context, owner, repo string, np ghapi.NewPR) (*ghapi.PR, error)
 	UpdatePR(ctx context.Context, owner, repo string, number int, u ghapi.PRUpdate) (*ghapi.PR, error)
 	RequestReviewers(ctx context.Context, owner, repo string, number int, users, teams []string) error
+	FileAtRef(ctx context.Context, owner, repo, path, ref string) ([]byte, error)
 	CommentAPI
 }
 
@@ -120,6 +121,16 @@ func Publish(ctx context.Context, gh GitHub, req Request) (*Result, error) {
 	if writes && len(b.Files) > 0 && job.HeadSHA != "" && b.BaseSHA != job.HeadSHA {
 		err := fmt.Errorf("%w: the bundle was made at commit %s but the failure is at %s", ErrRefused, orNone(b.BaseSHA), job.HeadSHA)
 		return &Result{Status: StatusFailed, Action: ActionRefused, Reason: err.Error()}, err
+	}
+	commits := !errors.Is(err, ErrTooLarge) && len(b.Files) > 0 && (job.Write == route.WritePush && fixed(b) ||
+		job.Write == route.WritePropose && (fixed(b) || cfg.OnFailure == config.OnFailureDraft))
+	if writes && commits {
+		if verr := verifyFiles(ctx, gh, job.Owner, job.Repo, b); verr != nil {
+			if errors.Is(verr, ErrRefused) {
+				return &Result{Status: StatusFailed, Action: ActionRefused, Reason: verr.Error()}, verr
+			}
+			return nil, verr
+		}
 	}
 	var res *Result
 	switch {

@@ -1,9 +1,16 @@
 package publish_test
 
 import (
+	"bytes"
 	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-github/v62/github"
 	"github.com/org/mini-agent/ghapi"
@@ -243,6 +250,50 @@ func TestRefusedBundlesWriteNothing(t *testing.T) {
 		{name: "made at another commit", want: "made at commit", bundle: func() *bundle.Bundle {
 			return makeBundle(t, strings.Repeat("ab", 20), theFix)
 		}},
+		// The files are what is committed, the diff is what the PR shows and
+		// max-diff measures: a bundle whose files say more than its diff is
+		// refused.
+		{name: "content beyond the diff", want: "parser.go does not match the diff", bundle: func() *bundle.Bundle {
+			b := makeBundle(t, f.head, theFix)
+			for i := range b.Files {
+				if b.Files[i].Path == "parser.go" {
+					b.Files[i].Content = append(b.Files[i].Content, "\nfunc init() { steal() }\n"...)
+				}
+			}
+			return b
+		}},
+		{name: "rename deletes another file", want: "new_name.go", bundle: func() *bundle.Bundle {
+			b := makeBundle(t, f.head, theFix)
+			for i := range b.Files {
+				if b.Files[i].Status == "renamed" {
+					b.Files[i].OldPath = "go.mod"
+				}
+			}
+			return b
+		}},
+		{name: "modification turned into a deletion", want: "parser.go", bundle: func() *bundle.Bundle {
+			b := makeBundle(t, f.head, theFix)
+			for i := range b.Files {
+				if b.Files[i].Path == "parser.go" {
+					b.Files[i].Status, b.Files[i].Content, b.Files[i].Mode = "deleted", nil, ""
+				}
+			}
+			return b
+		}},
+		{name: "modification read from another file", want: "reads it from go.mod", bundle: func() *bundle.Bundle {
+			b := makeBundle(t, f.head, edit{write: map[string]string{"parser.go": "module hello\n\ngo 1.23\n"}})
+			b.Diff = strings.Replace(b.Diff, "--- a/parser.go", "--- a/go.mod", 1)
+			return b
+		}},
+		{name: "mode not in the diff", want: "mode", bundle: func() *bundle.Bundle {
+			b := makeBundle(t, f.head, theFix)
+			for i := range b.Files {
+				if b.Files[i].Path == "parser.go" {
+					b.Files[i].Mode = "100755"
+				}
+			}
+			return b
+		}},
 	}
 	for _, tt := range tests {
 		res, err := publish.Publish(t.Context(), f.gh, publish.Request{Bundle: tt.bundle(), Job: f.job(route.WritePropose), Config: cfg(t, tt.cfg)})
@@ -448,5 +499,135 @@ func TestPrecheckAndAnnotate(t *testing.T) {
 	}
 	if res, _ := publish.Precheck(t.Context(), f.gh, f.job(route.WritePush), config.Default(), stub); res != nil {
 		t.Errorf("push policy pre-checked: %+v", res)
+	}
+	// A run on a tag is skipped before any model call.
+	tagJob := f.job(route.WritePropose)
+	tagJob.Branch = "v1.2.3"
+	if got, err := publish.Precheck(t.Context(), f.gh, tagJob, config.Default(), stub); err != nil || got == nil || !strings.Contains(got.Reason, "not a branch") {
+		t.Errorf("tag run: %+v, %v", got, err)
+	}
+}
+
+// TestPushReportedWhenTheCommentFails: a token without pull-requests: write
+// can push but not comment. The push happened, so the result must say so
+// (status fixed, the commit) instead of failing as if nothing was written.
+func TestPushReportedWhenTheCommentFails(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, "mini-agent:push")
+	target, err := url.Parse(f.s.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	proxy := httputil.NewSingleHostReverseProxy(target)
+	front := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodGet && strings.Contains(r.URL.Path, "/issues/") && strings.Contains(r.URL.Path, "/comments") {
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusForbidden)
+			_, _ = io.WriteString(w, `{"message":"Resource not accessible by integration","documentation_url":"https://docs.github.com/rest"}`)
+			return
+		}
+		proxy.ServeHTTP(w, r)
+	}))
+	t.Cleanup(front.Close)
+	gh, err := ghapi.New(t.Context(), ghapi.Options{Token: token, BaseURL: front.URL, WriteInterval: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var log bytes.Buffer
+	b := makeBundle(t, f.head, theFix)
+	res, err := publish.Publish(t.Context(), gh, publish.Request{Bundle: b, Job: f.job(route.WritePush), Config: config.Default(), Log: &log})
+	head := f.s.Head(repo, "feature/parser")
+	if head == f.head {
+		t.Fatal("nothing was pushed; the test needs the push to succeed")
+	}
+	if err != nil || res == nil {
+		t.Fatalf("the fix was pushed (%s) but Publish says: %v", head, err)
+	}
+	if res.Status != publish.StatusFixed || res.Action != publish.ActionPushed || res.Commit != head {
+		t.Errorf("result = %+v, want fixed/pushed at %s", res, head)
+	}
+	contains(t, "log", log.String(), "tracking comment")
+}
+
+// TestProposeNeedsTheTargetBranch: a run on a tag (head_branch is the tag's
+// name) or on a branch deleted since has nothing to propose against. Finding
+// out after the fix branch is written leaves a branch without a PR.
+func TestProposeNeedsTheTargetBranch(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	b := makeBundle(t, f.head, theFix)
+	for _, target := range []string{"v1.2.3", "deleted-branch"} {
+		job := f.job(route.WritePropose)
+		job.Branch, job.PR, job.PRURL = target, 0, ""
+		res, err := publish.Publish(t.Context(), f.gh, publish.Request{Bundle: b, Job: job, Config: config.Default()})
+		if err != nil {
+			t.Fatalf("%s: %v", target, err)
+		}
+		if res.Status != publish.StatusSkipped || !strings.Contains(res.Reason, target) || !strings.Contains(res.Reason, "not a branch") {
+			t.Errorf("%s: result = %+v", target, res)
+		}
+	}
+	if n := f.writes(); n != 0 {
+		t.Errorf("%d writes for a target that is not a branch", n)
+	}
+}
+
+// TestProposeAfterALostCreateAnswer: GitHub opened the PR but the answer was
+// lost (a 502); the retry gets "A pull request already exists". The PR is
+// there, so the result must be that PR, not a failure (and never a second
+// PR).
+func TestProposeAfterALostCreateAnswer(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	target, err := url.Parse(f.s.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	proxy := httputil.NewSingleHostReverseProxy(target)
+	var lost bool
+	front := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost && strings.HasSuffix(r.URL.Path, "/pulls") && !lost {
+			lost = true
+			proxy.ServeHTTP(httptest.NewRecorder(), r) // GitHub creates it...
+			w.WriteHeader(http.StatusBadGateway)       // ...and the answer is lost
+			return
+		}
+		proxy.ServeHTTP(w, r)
+	}))
+	t.Cleanup(front.Close)
+	gh, err := ghapi.New(t.Context(), ghapi.Options{Token: token, BaseURL: front.URL, WriteInterval: -1,
+		Retry: ghapi.RetryPolicy{BaseBackoff: time.Millisecond}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := makeBundle(t, f.head, theFix)
+	res, err := publish.Publish(t.Context(), gh, publish.Request{Bundle: b, Job: f.job(route.WritePropose), Config: config.Default()})
+	if err != nil {
+		t.Fatalf("the PR was opened but Publish says: %v", err)
+	}
+	pulls := f.s.Pulls(repo)
+	if len(pulls) != 2 {
+		t.Fatalf("%d PRs, want #7 and one proposal", len(pulls))
+	}
+	if res.Status != publish.StatusFixed || res.PRNumber != 8 || !strings.Contains(pulls[1].Body, "Step trace") {
+		t.Errorf("result = %+v; PR body:\n%s", res, pulls[1].Body)
+	}
+}
+
+// TestCRLFCheckoutCommitsTheDiffsContent: on a checkout with CRLF line
+// endings the files read from disk differ from the diff git made only in
+// line endings; the commit must carry the repository's LF content (what the
+// diff shows), not turn every line of the file into a change.
+func TestCRLFCheckoutCommitsTheDiffsContent(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	b := makeBundle(t, f.head, edit{write: map[string]string{"parser.go": "package hello\n\nfunc Parse(s string) int { return 0 }\n"}})
+	b.Files[0].Content = bytes.ReplaceAll(b.Files[0].Content, []byte("\n"), []byte("\r\n"))
+	res, err := publish.Publish(t.Context(), f.gh, publish.Request{Bundle: b, Job: f.job(route.WritePropose), Config: config.Default()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := f.s.Files(repo, res.Branch)["parser.go"].Content; got != "package hello\n\nfunc Parse(s string) int { return 0 }\n" {
+		t.Errorf("committed parser.go = %q", got)
 	}
 }

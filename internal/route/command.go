@@ -25,10 +25,15 @@ type Command struct {
 
 var hiddenHTML = regexp.MustCompile(`(?s)<!--.*?(?:-->|$)`)
 
+// linkDefinition is a markdown link reference definition line, e.g.
+// `[//]: # (text)`: it renders as nothing, a known way to hide text.
+var linkDefinition = regexp.MustCompile(`(?m)^ {0,3}\[[^\]\n]+\]:[ \t]*\S.*$`)
+
 // Sanitize removes what a reader of the rendered comment cannot see: HTML
-// comments (an unterminated one hides the rest of the text), zero-width and
-// bidirectional-control characters, other format characters, and control
-// characters except newline and tab. Text hidden from reviewers must not
+// comments (an unterminated one hides the rest of the text), markdown link
+// reference definitions, zero-width and bidirectional-control characters,
+// variation selectors, other format characters, and control characters
+// except newline and tab. Text hidden from reviewers must not
 // reach the model.
 func Sanitize(s string) string {
 	if !utf8.ValidString(s) {
@@ -36,11 +41,14 @@ func Sanitize(s string) string {
 	}
 	s = strings.ReplaceAll(s, "\r\n", "\n")
 	s = hiddenHTML.ReplaceAllString(s, "")
+	s = linkDefinition.ReplaceAllString(s, "")
 	return strings.Map(func(r rune) rune {
 		switch {
 		case r == '\n' || r == '\t':
 			return r
 		case unicode.IsControl(r), unicode.Is(unicode.Cf, r): // Cf: ZWSP, ZWJ, LRM/RLM, LRE..RLO, LRI..PDI, BOM, soft hyphen
+			return -1
+		case unicode.Is(unicode.Variation_Selector, r): // invisible; runs of them can encode hidden bytes
 			return -1
 		case r == '\u115F' || r == '\u1160' || r == '\u3164' || r == '\uFFA0': // Hangul fillers render as blanks
 			return -1

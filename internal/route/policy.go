@@ -56,9 +56,13 @@ func (t *Trigger) Resolve(ctx context.Context, gh GitHub, cfg *config.Config) (D
 			d.Stage = 2
 			return d, nil
 		}
-		job.RunURL, job.Workflow, job.HeadSHA, job.Branch, job.HeadRepo = run.HTMLURL, run.Name, run.HeadSHA, run.HeadBranch, run.HeadRepo
+		headRepo := run.HeadRepo
+		if headRepo == "" {
+			headRepo = deletedFork
+		}
+		job.RunURL, job.Workflow, job.HeadSHA, job.Branch, job.HeadRepo = run.HTMLURL, run.Name, run.HeadSHA, run.HeadBranch, headRepo
 		job.Trigger = fmt.Sprintf("dispatch for workflow %q run %d on %s", run.Name, run.ID, run.HeadBranch)
-		t.branch, t.headRepo, t.prNumbers = run.HeadBranch, run.HeadRepo, run.PullRequests
+		t.branch, t.headRepo, t.prNumbers = run.HeadBranch, headRepo, run.PullRequests
 		if why := t.Authorize(cfg); why != "" {
 			return skip(2, "%s", why), nil
 		}
@@ -85,7 +89,7 @@ func (t *Trigger) Resolve(ctx context.Context, gh GitHub, cfg *config.Config) (D
 		job.HeadSHA, job.Branch, job.HeadRepo = pr.HeadSHA, pr.HeadRef, pr.HeadRepo
 		t.branch, t.headRepo = pr.HeadRef, pr.HeadRepo
 		if pr.HeadRepo == "" {
-			t.headRepo = "(deleted fork)"
+			t.headRepo = deletedFork
 		}
 		if why := t.Authorize(cfg); why != "" {
 			return skip(2, "%s", why), nil
@@ -114,17 +118,31 @@ func (t *Trigger) Resolve(ctx context.Context, gh GitHub, cfg *config.Config) (D
 	return d, nil
 }
 
-// runPR finds the PR of a failing run: the one GitHub linked, else the open
-// PR whose head is the run's branch.
+// maxLinkedPRs bounds the PRs of a run's pull_requests list that are read.
+const maxLinkedPRs = 3
+
+// runPR finds the PR of a failing run: one GitHub linked whose head is the
+// run's branch and repository, else the open PR whose head is the run's
+// branch. GitHub links PRs by head SHA or branch name, so a linked PR can
+// come from another branch (one at the same commit): its labels must not
+// decide what is written on the run's branch.
 func (t *Trigger) runPR(ctx context.Context, gh GitHub) (*ghapi.PR, error) {
-	if len(t.prNumbers) > 0 {
-		pr, err := gh.PullRequest(ctx, t.owner, t.repo, t.prNumbers[0])
+	for i, n := range t.prNumbers {
+		if i == maxLinkedPRs {
+			break
+		}
+		if n <= 0 {
+			continue
+		}
+		pr, err := gh.PullRequest(ctx, t.owner, t.repo, n)
 		if err != nil {
 			return nil, fmt.Errorf("route: %w", err)
 		}
-		return pr, nil
+		if pr.HeadRef == t.branch && strings.EqualFold(orDeleted(pr.HeadRepo), t.runHeadRepo()) {
+			return pr, nil
+		}
 	}
-	if t.branch == "" {
+	if t.branch == "" || t.headRepo == deletedFork {
 		return nil, nil
 	}
 	headOwner := t.owner
@@ -178,4 +196,19 @@ func decide(t *Trigger, cfg *config.Config, job *Job) Decision {
 		return accept(agent.ModeFix, WritePush, fmt.Sprintf("label %s%s: commit directly on %s", cfg.Labels.Push, on, job.Branch))
 	}
 	return accept(agent.ModeFix, WritePropose, fmt.Sprintf("no mini-agent label%s: propose the fix in a new PR against %s", on, orDash(job.Branch)))
+}
+
+// runHeadRepo is the run's head repository, the base one when not given.
+func (t *Trigger) runHeadRepo() string {
+	if t.headRepo == "" {
+		return t.owner + "/" + t.repo
+	}
+	return t.headRepo
+}
+
+func orDeleted(repo string) string {
+	if repo == "" {
+		return deletedFork
+	}
+	return repo
 }

@@ -141,6 +141,27 @@ func TestRouteEvents(t *testing.T) {
 					t.Errorf("fork job = %+v: the PR is found by head=mallory:patch-1 and the push label is not honoured", j)
 				}
 			}},
+		// A run on main lists PR #7 because its head SHA matches (GitHub links
+		// PRs by head SHA or branch): the label of a PR from another branch
+		// must not let mini-agent commit on main.
+		{name: "run linked to a PR of another branch", event: "workflow_run", fixture: "workflow_run_main_linked_pr.json",
+			setup: setup{labels: []string{"mini-agent:push"}}, wantStage: 2, wantMode: agent.ModeFix, wantWrite: route.WritePropose, wantSource: route.SourceRun,
+			check: func(t *testing.T, j *route.Job) {
+				if j.PR == 7 || j.Branch != "main" {
+					t.Errorf("job = %+v: PR #7 (head feature/parser) is not the PR of main", j)
+				}
+			}},
+		// head_repository is null when the fork was deleted: unknown is a fork.
+		{name: "run from deleted fork refused", event: "workflow_run", fixture: "workflow_run_deleted_fork.json",
+			wantSkip: "fork", wantStage: 1},
+		{name: "run from deleted fork allowed", event: "workflow_run", fixture: "workflow_run_deleted_fork.json",
+			setup:     setup{policy: "allow-forks: true\n"},
+			wantStage: 2, wantMode: agent.ModeFix, wantWrite: route.WriteComment, wantSource: route.SourceRun,
+			check: func(t *testing.T, j *route.Job) {
+				if !j.Fork {
+					t.Errorf("job = %+v: a head with no repository is treated as the base repository", j)
+				}
+			}},
 		{name: "push label but the PR moved", event: "workflow_run", fixture: "workflow_run_failure.json",
 			setup: setup{labels: []string{"mini-agent:push"}, pushAfterRun: true}, wantSkip: "head moved", wantStage: 2},
 		{name: "push label on run", event: "workflow_run", fixture: "workflow_run_failure.json",
