@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 )
@@ -66,7 +67,7 @@ func (a *Agent) Run(ctx context.Context, goal string) (*RunResult, error) {
 		system: a.redact(a.System)}
 	r.emit = func(typ string, data map[string]any) {
 		if a.Events != nil {
-			a.Events.Emit(Event{Type: typ, Time: now(), Data: data})
+			a.Events.Emit(Event{Type: typ, Time: now(), Data: a.redactData(data)})
 		}
 	}
 	runCtx := ctx
@@ -94,6 +95,50 @@ func (a *Agent) redact(s string) string {
 		return s
 	}
 	return a.Redact(s)
+}
+
+// redactData redacts the text values of an event: the model's messages and
+// arguments, tool errors and reasons (a model that got hold of a secret
+// must not write it into the trace).
+func (a *Agent) redactData(data map[string]any) map[string]any {
+	if a.Redact == nil {
+		return data
+	}
+	for k, v := range data {
+		switch v := v.(type) {
+		case string:
+			data[k] = a.Redact(v)
+		case json.RawMessage:
+			data[k] = a.redactJSON(v)
+		}
+	}
+	return data
+}
+
+// redactCalls returns calls with redacted arguments, for the history; the
+// calls themselves run with the arguments the model sent.
+func (a *Agent) redactCalls(calls []ToolCall) []ToolCall {
+	if a.Redact == nil {
+		return calls
+	}
+	out := slices.Clone(calls)
+	for i := range out {
+		out[i].Arguments = a.redactJSON(out[i].Arguments)
+	}
+	return out
+}
+
+// redactJSON redacts raw JSON; when that breaks the JSON (a secret that
+// spans its syntax), the whole value is replaced.
+func (a *Agent) redactJSON(raw json.RawMessage) json.RawMessage {
+	s := a.Redact(string(raw))
+	if s == string(raw) {
+		return raw
+	}
+	if !json.Valid([]byte(s)) {
+		return json.RawMessage(`{"redacted":"***"}`)
+	}
+	return json.RawMessage(s)
 }
 
 // stopFor classifies a context error: the run's own deadline, or the caller's.
@@ -156,13 +201,13 @@ func (r *run) loop(ctx, parent context.Context) []ToolCall {
 		if len(out.ToolCalls) == 0 && out.Truncated {
 			// Not a final message: the reply hit the output limit. Say so and
 			// let the model go on (this costs a step, so it cannot loop forever).
-			r.history = append(r.history, Message{Role: RoleAssistant, Text: out.Message},
+			r.history = append(r.history, Message{Role: RoleAssistant, Text: r.a.redact(out.Message)},
 				Message{Role: RoleUser, Text: truncatedNote})
 			continue
 		}
 		if len(out.ToolCalls) == 0 {
 			res.FinalMessage = out.Message
-			r.history = append(r.history, Message{Role: RoleAssistant, Text: out.Message})
+			r.history = append(r.history, Message{Role: RoleAssistant, Text: r.a.redact(out.Message)})
 			r.emit(EventMessage, map[string]any{"step": res.Steps, "text": out.Message})
 			res.StopReason = StopFinalMessage
 			return nil
@@ -176,7 +221,7 @@ func (r *run) loop(ctx, parent context.Context) []ToolCall {
 			res.StopReason = StopCostBudget
 			return calls
 		}
-		r.history = append(r.history, Message{Role: RoleAssistant, Text: out.Message, ToolCalls: calls})
+		r.history = append(r.history, Message{Role: RoleAssistant, Text: r.a.redact(out.Message), ToolCalls: r.a.redactCalls(calls)})
 		results, pending, err := r.execute(ctx, calls)
 		r.history = append(r.history, results...)
 		if err != nil {

@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"os"
 	"reflect"
@@ -71,5 +72,99 @@ func TestRedactorReplacesLongestFirst(t *testing.T) {
 	r := newRedactor([]string{"abcdefgh", "abcdefgh-longer-secret"})
 	if got := r("x abcdefgh-longer-secret y abcdefgh"); got != "x *** y ***" {
 		t.Fatalf("got %q", got)
+	}
+}
+
+// actions/checkout keeps the token in .git/config as
+// "AUTHORIZATION: basic base64(x-access-token:TOKEN)", which test code the
+// model wrote can print: the redactor must catch the token base64-encoded
+// at any alignment, in both alphabets.
+func TestRedactorCatchesBase64EncodedSecrets(t *testing.T) {
+	t.Parallel()
+	const secret = "ghs_16C7e42F292c6912E7710c838347Ae178B4a"
+	r := newRedactor([]string{secret})
+	for _, prefix := range []string{"", "x", "x-access-token:", "ab", "abc"} {
+		for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.URLEncoding, base64.RawStdEncoding} {
+			plain := prefix + secret + "\n"
+			encoded := enc.EncodeToString([]byte(plain))
+			got := r("AUTHORIZATION: basic " + encoded)
+			if strings.Contains(got, encoded) {
+				t.Errorf("prefix %q: base64 %q not redacted: %q", prefix, encoded, got)
+			}
+			// What is left must not decode back to the secret.
+			for _, part := range strings.Split(strings.TrimPrefix(got, "AUTHORIZATION: basic "), "***") {
+				if dec, err := enc.DecodeString(part); err == nil && strings.Contains(string(dec), secret[4:]) {
+					t.Errorf("prefix %q: %q still decodes to the secret", prefix, part)
+				}
+			}
+		}
+	}
+	if got := r("plain text with no secret"); got != "plain text with no secret" {
+		t.Fatalf("changed unrelated text: %q", got)
+	}
+}
+
+// recording is scripted and keeps every request the model received.
+type recording struct {
+	scripted
+	reqs []agent.Request
+}
+
+func (r *recording) Sample(ctx context.Context, req agent.Request) (agent.Output, error) {
+	r.reqs = append(r.reqs, req)
+	return r.scripted.Sample(ctx, req)
+}
+
+// A test can read a secret the environment scrub cannot hide (the token
+// actions/checkout writes into .git/config) and print it; a hostile model
+// can echo it in its calls and messages. None of it may reach the model,
+// the bundle (validation tails included), the trace or the summary, raw or
+// base64-encoded.
+func TestSecretsPrintedByTestsAreRedactedEverywhere(t *testing.T) {
+	t.Parallel()
+	const canary = "ghs_LEAKcanary0123456789abcdefABCDEF"
+	b64 := base64.StdEncoding.EncodeToString([]byte("x-access-token:" + canary))
+	dir := t.TempDir()
+	if err := demo.Materialize(context.Background(), dir); err != nil {
+		t.Fatal(err)
+	}
+	leak := "package cart\n\nimport \"fmt\"\n\nfunc init() { fmt.Println(\"LEAK " + canary + " " + b64 + "\") }\n"
+	if err := os.WriteFile(dir+"/leak_test.go", []byte(leak), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	searchArgs, _ := json.Marshal(map[string]string{"query": canary})
+	m := &recording{scripted: scripted{outs: []agent.Output{
+		{ToolCalls: []agent.ToolCall{{Name: "run_test", Arguments: json.RawMessage(`{}`)}}},
+		{ToolCalls: []agent.ToolCall{{Name: "search", Arguments: searchArgs}}},
+		patchCall("--- a/cart.go\n+++ b/cart.go\n@@ -14 +14 @@\n-\tfor i := 1; i < len(items); i++ {\n+\tfor i := 0; i < len(items); i++ {\n"),
+		{Message: "## Summary\nthe token is " + canary + " aka " + b64 + "\n## Root cause\nx\n## Assumptions\nnone"},
+	}}}
+	trace := t.TempDir() + "/trace.jsonl"
+	out, err := Run(context.Background(), Options{Mode: agent.ModeFix, Workdir: dir, TestCommand: "go test -v .",
+		Provider: "script", ModelImpl: m, TracePath: trace, Environ: append(os.Environ(), "GITHUB_TOKEN="+canary)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.Bundle.Status != bundle.StatusFixed {
+		t.Fatalf("status %s (%v)", out.Bundle.Status, out.Bundle.Warnings)
+	}
+	bundleJSON, _ := json.Marshal(out.Bundle)
+	eventsJSON, _ := json.Marshal(out.Events)
+	reqJSON, _ := json.Marshal(m.reqs)
+	traceData, err := os.ReadFile(trace)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(bundleJSON), "LEAK") {
+		t.Fatalf("the fixture's output is not in the bundle: the test proves nothing: %s", bundleJSON)
+	}
+	for name, text := range map[string]string{"bundle": string(bundleJSON), "events": string(eventsJSON),
+		"model requests": string(reqJSON), "trace": string(traceData), "summary": out.Summary} {
+		if strings.Contains(text, canary) {
+			t.Errorf("the canary reached the %s", name)
+		}
+		if strings.Contains(text, b64) || strings.Contains(text, b64[24:44]) {
+			t.Errorf("the base64-encoded canary reached the %s", name)
+		}
 	}
 }

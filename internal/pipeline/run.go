@@ -2,10 +2,12 @@ package pipeline
 
 import (
 	"context"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"sort"
 	"strings"
 
@@ -218,6 +220,11 @@ func (o *Options) finish(out *Outcome, status string, redact func(string) string
 	for i := range b.Report.Assumptions {
 		b.Report.Assumptions[i] = redact(b.Report.Assumptions[i])
 	}
+	for i := range b.Validation {
+		// Test output: the code under test may print what the scrubbed
+		// environment could not hide (a token in .git/config).
+		b.Validation[i].Tail = redact(b.Validation[i].Tail)
+	}
 	out.Summary = redact(report.Body(b, report.Options{}))
 	var errs []error
 	if o.BundlePath != "" {
@@ -275,14 +282,21 @@ func headSHA(ctx context.Context, dir string) string {
 	return strings.TrimSpace(out)
 }
 
-// newRedactor replaces every secret value with ***.
+// newRedactor replaces every secret value with ***, also base64-encoded:
+// actions/checkout keeps the token in .git/config as
+// base64("x-access-token:TOKEN"), which test code can print.
 func newRedactor(secrets []string) func(string) string {
 	if len(secrets) == 0 {
 		return func(s string) string { return s }
 	}
+	var all []string
+	for _, s := range secrets {
+		all = append(all, s)
+		all = append(all, base64Forms(s)...)
+	}
 	// Longest first, so a secret that contains another is replaced whole.
-	secrets = append([]string(nil), secrets...)
-	sort.Slice(secrets, func(i, j int) bool { return len(secrets[i]) > len(secrets[j]) })
+	secrets = all
+	sort.SliceStable(secrets, func(i, j int) bool { return len(secrets[i]) > len(secrets[j]) })
 	pairs := make([]string, 0, 2*len(secrets))
 	for _, s := range secrets {
 		pairs = append(pairs, s, "***")
@@ -290,3 +304,29 @@ func newRedactor(secrets []string) func(string) string {
 	r := strings.NewReplacer(pairs...)
 	return r.Replace
 }
+
+// base64Forms returns the base64 text that encodes secret wherever it sits
+// in the encoded data: for each of the three byte alignments and both
+// alphabets, the characters whose six bits all come from the secret (the
+// edge characters depend on the neighbouring bytes and are left out).
+func base64Forms(secret string) []string {
+	var out []string
+	for _, enc := range []*base64.Encoding{base64.RawStdEncoding, base64.RawURLEncoding} {
+		for k := 0; k < 3; k++ {
+			data := append(make([]byte, k), secret...)
+			text := enc.EncodeToString(data)
+			from, to := (8*k+5)/6, 8*len(data)/6
+			if to-from < minBase64Redact {
+				continue
+			}
+			if form := text[from:to]; !slices.Contains(out, form) {
+				out = append(out, form)
+			}
+		}
+	}
+	return out
+}
+
+// minBase64Redact is the shortest base64 fragment redacted: shorter ones
+// would match ordinary text.
+const minBase64Redact = 8

@@ -1,0 +1,45 @@
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+// A model that got hold of a secret (decoded from test output, say) must
+// not write it into the trace or have it echoed back in later requests;
+// the tool still runs with the arguments the model sent.
+func TestModelTextIsRedactedInEventsAndHistory(t *testing.T) {
+	t.Parallel()
+	const canary = "SECRETcanary0123456789"
+	var got string
+	echo := &funcTool{name: "echo", fn: func(_ context.Context, args json.RawMessage) (Result, error) {
+		got = string(args)
+		return Result{Text: "ok"}, nil
+	}}
+	m := &fakeModel{outs: []Output{
+		{Message: "thinking " + canary, ToolCalls: []ToolCall{call("echo", `{"q":"`+canary+`"}`)}},
+		final("done: " + canary),
+	}}
+	a, rec := newAgent(m, ReadOnly{}, echo)
+	a.Redact = func(s string) string { return strings.ReplaceAll(s, canary, "***") }
+	res, err := a.Run(context.Background(), "goal")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.StopReason != StopFinalMessage || !strings.Contains(got, canary) {
+		t.Fatalf("stop %s, tool got %q", res.StopReason, got)
+	}
+	events, _ := json.Marshal(rec.Events())
+	reqs, _ := json.Marshal(m.reqs)
+	history, _ := json.Marshal(res.History)
+	for name, text := range map[string]string{"events": string(events), "requests": string(reqs), "history": string(history)} {
+		if strings.Contains(text, canary) {
+			t.Errorf("the canary reached the %s", name)
+		}
+	}
+	if !strings.Contains(string(events), `\"q\":\"***\"`) && !strings.Contains(string(events), `"q":"***"`) {
+		t.Errorf("redacted arguments missing from the events: %s", events)
+	}
+}
