@@ -12,6 +12,9 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"time"
+
+	"github.com/org/mini-agent/internal/proc"
 )
 
 // Snapshot is the tree of a workspace at one moment.
@@ -150,12 +153,25 @@ func parseRaw(raw string) ([]Change, error) {
 	return out, nil
 }
 
-// git runs one git command with a clean, non-interactive configuration.
+// Bounds on one git call. The repository's attributes and config (which
+// code under test can write) may make git run filters that never end.
+const (
+	gitTimeout   = 10 * time.Minute
+	gitWaitDelay = 2 * time.Second
+)
+
+// git runs one git command with a clean, non-interactive configuration and
+// an environment scrubbed of secrets, like the test command's: git may run
+// filters or hooks the repository chose after code the model wrote ran.
+// The command and anything it started die with ctx or after gitTimeout.
 func git(ctx context.Context, dir string, env []string, args ...string) (string, error) {
-	cmd := exec.CommandContext(ctx, "git", append([]string{"-c", "core.quotepath=off", "-c", "core.autocrlf=false"}, args...)...)
+	ctx, cancel := context.WithTimeout(ctx, gitTimeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "git", append([]string{"-c", "core.quotepath=off", "-c", "core.autocrlf=false", "-c", "core.fsmonitor=false"}, args...)...)
 	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "GIT_TERMINAL_PROMPT=0", "GIT_CONFIG_NOSYSTEM=1", "LC_ALL=C")
+	cmd.Env = append(proc.ScrubEnv(os.Environ(), nil), "GIT_TERMINAL_PROMPT=0", "GIT_CONFIG_NOSYSTEM=1", "LC_ALL=C")
 	cmd.Env = append(cmd.Env, env...)
+	proc.Contain(cmd, gitWaitDelay)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	if err := cmd.Run(); err != nil {
