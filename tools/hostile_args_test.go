@@ -1,0 +1,94 @@
+package tools
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/org/mini-agent/agent"
+)
+
+// hostileValues are argument values a confused or hostile model sends.
+var hostileValues = []string{
+	`null`, `true`, `0`, `-1`, `1e308`, `-9223372036854775808`, `9223372036854775807`, `1.5`, `"-1"`, `"1e9"`,
+	`""`, `" "`, `"."`, `".."`, `"/"`, `"\\"`, `"C:\\x"`, `"\\\\srv\\share"`, `"\u0000"`, `"a\u0000b"`,
+	`".git"`, `".GIT/config"`, `"./.git/../.git/config"`, `"@runs"`, `"@runs/"`, `"@runs/../x"`, `"@runs/-1.log"`,
+	`"@runs/99999999999999999999.log"`, `"` + strings.Repeat("a/", 3000) + `"`, `"` + strings.Repeat("x", 70000) + `"`,
+	`"*"`, `"**"`, `"[" `, `"["`, `"(?P<"`, `"\\p{"`, `"a{1000}{1000}"`, `"^$"`, `"(?s).*"`,
+	`[]`, `[null]`, `[""]`, `["-v"]`, `["a;b"]`, `[1,2]`, `{}`, `{"a":1}`, `"\ud800"`, `"é\u200b"`,
+}
+
+// Every tool answers every hostile argument with a result or a clean Go
+// error; none panics, and nothing outside the workspace changes.
+func TestToolsSurviveHostileArguments(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	for name, body := range map[string]string{"go.mod": "module x\n\ngo 1.22\n", "x.go": "package x\n", "x_test.go": "package x\n\nimport \"testing\"\n\nfunc TestX(t *testing.T) {}\n"} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ws, err := OpenWorkspace(dir, WorkspaceOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ws.Close()
+	tools := []agent.Tool{NewReadFile(ws), NewSearch(ws), NewApplyPatch(ws)}
+	fields := map[string][]string{
+		"read_file":   {"path", "start_line", "end_line"},
+		"search":      {"query", "path", "max_results"},
+		"apply_patch": {"patch"},
+	}
+	ctx := context.Background()
+	for _, tool := range tools {
+		name := tool.Spec().Name
+		var argsList []json.RawMessage
+		for _, v := range hostileValues {
+			argsList = append(argsList, json.RawMessage(v))
+			for _, f := range fields[name] {
+				argsList = append(argsList, json.RawMessage(`{"`+f+`":`+v+`}`))
+			}
+			if name != "apply_patch" {
+				argsList = append(argsList, json.RawMessage(`{"path":"x.go","query":"x","start_line":`+v+`,"end_line":`+v+`,"max_results":`+v+`}`))
+			}
+		}
+		for _, args := range argsList {
+			func() {
+				defer func() {
+					if p := recover(); p != nil {
+						t.Errorf("%s(%.200s) panicked: %v", name, args, p)
+					}
+				}()
+				_, _ = tool.Execute(ctx, args)
+			}()
+		}
+	}
+	entries, _ := os.ReadDir(dir)
+	if len(entries) != 3 {
+		t.Fatalf("the workspace changed: %v", entries)
+	}
+}
+
+// macOS and Windows file systems ignore case: ".GITHUB/workflows/ci.yml"
+// writes .github/workflows/ci.yml there, so protected globs match whatever
+// the case.
+func TestProtectedGlobsIgnoreCase(t *testing.T) {
+	t.Parallel()
+	ws, err := OpenWorkspace(t.TempDir(), WorkspaceOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ws.Close()
+	for _, p := range []string{".GITHUB/workflows/ci.yml", ".GitHub/x", "sub/.ENV", "a/.Env.local"} {
+		if _, err := ws.CheckWrite(p); !errors.Is(err, ErrForbidden) {
+			t.Errorf("CheckWrite(%q) = %v, want ErrForbidden", p, err)
+		}
+	}
+	if _, err := ws.CheckWrite("github/x.go"); err != nil {
+		t.Errorf("an ordinary path was refused: %v", err)
+	}
+}
