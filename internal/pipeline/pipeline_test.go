@@ -168,3 +168,38 @@ func TestSecretsPrintedByTestsAreRedactedEverywhere(t *testing.T) {
 		}
 	}
 }
+
+// A model that renames (or deletes, or skips) the failing test makes the
+// narrowed rerun match nothing, which go test answers with exit 0: the
+// harness must not call that a validated fix.
+func TestFailingTestThatNoLongerRunsIsNotValidated(t *testing.T) {
+	t.Parallel()
+	for name, patch := range map[string]string{
+		"renamed": "--- a/cart_test.go\n+++ b/cart_test.go\n@@ -5 +5 @@\n-func TestTotal(t *testing.T) {\n+func TestTotalLater(t *testing.T) {\n+\tt.Skip(\"later\")\n",
+		"skipped": "--- a/cart_test.go\n+++ b/cart_test.go\n@@ -5 +5,2 @@\n func TestTotal(t *testing.T) {\n+\tt.Skip(\"later\")\n",
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			dir := t.TempDir()
+			if err := demo.Materialize(context.Background(), dir); err != nil {
+				t.Fatal(err)
+			}
+			m := &scripted{outs: []agent.Output{
+				patchCall(patch),
+				{Message: "## Summary\ndone\n## Root cause\nx\n## Assumptions\nnone"},
+			}}
+			out, err := Run(context.Background(), Options{Mode: agent.ModeFix, Workdir: dir, TestCommand: "go test ./...",
+				Provider: "script", ModelImpl: m})
+			if err != nil {
+				t.Fatal(err)
+			}
+			b := out.Bundle
+			if len(b.Files) != 1 {
+				t.Fatalf("the patch did not apply: %v %v", b.Files, b.Steps)
+			}
+			if b.Status == bundle.StatusFixed || out.ExitCode == ExitOK || b.Validated() {
+				t.Fatalf("status %s, exit %d, validation %+v", b.Status, out.ExitCode, b.Validation)
+			}
+		})
+	}
+}
