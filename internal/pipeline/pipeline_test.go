@@ -203,3 +203,39 @@ func TestFailingTestThatNoLongerRunsIsNotValidated(t *testing.T) {
 		})
 	}
 }
+
+// AGENTS.md comes from the repository: a symlink to .git/config (where
+// actions/checkout keeps the token) must not put that file in the prompt.
+func TestAgentsMDSymlinkIntoGitIsNotRead(t *testing.T) {
+	t.Parallel()
+	const canary = "PRIVATE-git-config-canary"
+	dir := t.TempDir()
+	if err := demo.Materialize(context.Background(), dir); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := os.OpenFile(dir+"/.git/config", os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cfg.WriteString("[x]\n\tsecret = " + canary + "\n"); err != nil {
+		t.Fatal(err)
+	}
+	cfg.Close()
+	if err := os.Remove(dir + "/AGENTS.md"); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(".git/config", dir+"/AGENTS.md"); err != nil {
+		t.Fatal(err)
+	}
+	m := &recording{scripted: scripted{outs: []agent.Output{{Message: "## Summary\nno\n## Root cause\nx\n## Assumptions\nnone"}}}}
+	if _, err := Run(context.Background(), Options{Mode: agent.ModeExplain, Workdir: dir, TestCommand: "go test ./...",
+		Provider: "script", ModelImpl: m}); err != nil {
+		t.Fatal(err)
+	}
+	if len(m.reqs) == 0 {
+		t.Fatal("no model request")
+	}
+	if strings.Contains(m.reqs[0].System, canary) {
+		t.Fatal(".git/config reached the system prompt through the AGENTS.md symlink")
+	}
+}

@@ -263,9 +263,17 @@ func goal(o Options, failureText string) string {
 	return w.String()
 }
 
-// readAgentsMD returns the workspace's AGENTS.md, bounded, or "".
+// readAgentsMD returns the workspace's AGENTS.md, bounded, or "". It goes
+// through the sandbox like read_file: a symlink into .git is not followed.
 func readAgentsMD(ws *tools.Workspace) string {
-	f, err := ws.Root().Open("AGENTS.md")
+	real, err := ws.Resolve("AGENTS.md")
+	if err != nil {
+		return ""
+	}
+	if fi, err := ws.Root().Stat(real); err != nil || !fi.Mode().IsRegular() {
+		return ""
+	}
+	f, err := ws.Root().Open(real)
 	if err != nil {
 		return ""
 	}
