@@ -12,6 +12,7 @@ import (
 	"github.com/org/mini-agent/agent"
 	"github.com/org/mini-agent/internal/bundle"
 	"github.com/org/mini-agent/internal/demo"
+	"github.com/org/mini-agent/tools"
 )
 
 // scripted replays outputs in-process (the script provider lives in
@@ -237,5 +238,22 @@ func TestAgentsMDSymlinkIntoGitIsNotRead(t *testing.T) {
 	}
 	if strings.Contains(m.reqs[0].System, canary) {
 		t.Fatal(".git/config reached the system prompt through the AGENTS.md symlink")
+	}
+}
+
+// The kept tail of a validation output starts at a line: a byte cut could
+// keep the end of a secret, which the redactor then no longer recognises.
+func TestCheckTailStartsAtALine(t *testing.T) {
+	t.Parallel()
+	const secret = "ghs_TAILcanary0123456789abcdefABCDEF"
+	// len(rest) is tailBytes-10: a byte cut keeps the secret's last 10 bytes.
+	rest := "\n" + strings.Repeat("x", tailBytes-10-len("\n\nlast line\n")) + "\nlast line\n"
+	out := "line before the secret " + secret + rest
+	c := checkFrom("full", tools.RunOutcome{Output: out})
+	if tail := newRedactor([]string{secret})(c.Tail); strings.Contains(tail, secret[len(secret)-10:]) {
+		t.Fatalf("the tail keeps part of the secret: %.60q", tail)
+	}
+	if !strings.HasSuffix(c.Tail, "last line\n") {
+		t.Fatalf("the tail lost its end: %q", c.Tail[len(c.Tail)-20:])
 	}
 }

@@ -67,6 +67,11 @@ func checkFrom(name string, ro tools.RunOutcome) bundle.Check {
 	tail := ro.Output
 	if len(tail) > tailBytes {
 		tail = tail[len(tail)-tailBytes:]
+		// Start at a line: a cut inside a secret would keep a piece the
+		// redactor cannot recognise.
+		if i := strings.IndexByte(tail, '\n'); i >= 0 && i < len(tail)-1 {
+			tail = tail[i+1:]
+		}
 	}
 	return bundle.Check{Name: name, Command: strings.Join(ro.Argv, " "), ExitCode: ro.ExitCode,
 		Duration: ro.Duration.Seconds(), TimedOut: ro.TimedOut, Passed: ro.ExitCode == 0 && !ro.TimedOut, Tail: tail}
