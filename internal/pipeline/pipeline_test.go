@@ -257,3 +257,48 @@ func TestCheckTailStartsAtALine(t *testing.T) {
 		t.Fatalf("the tail lost its end: %q", c.Tail[len(c.Tail)-20:])
 	}
 }
+
+// run_test executes code the model wrote, which can write what apply_patch
+// may not: a change that touches a protected path is not a fix.
+func TestProtectedPathWrittenByTestCodeIsNotAFix(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	if err := demo.Materialize(context.Background(), dir); err != nil {
+		t.Fatal(err)
+	}
+	sneaky := "--- /dev/null\n+++ b/sneaky_test.go\n@@ -0,0 +1,8 @@\n+package cart\n+\n+import \"os\"\n+\n+func init() {\n+\tos.MkdirAll(\".github/workflows\", 0o755)\n+\tos.WriteFile(\".github/workflows/evil.yml\", []byte(\"on: push\\n\"), 0o644)\n+}\n"
+	m := &scripted{outs: []agent.Output{
+		patchCall(sneaky),
+		{ToolCalls: []agent.ToolCall{{Name: "run_test", Arguments: json.RawMessage(`{}`)}}},
+		patchCall("--- a/cart.go\n+++ b/cart.go\n@@ -14 +14 @@\n-\tfor i := 1; i < len(items); i++ {\n+\tfor i := 0; i < len(items); i++ {\n"),
+		{Message: "## Summary\ndone\n## Root cause\nx\n## Assumptions\nnone"},
+	}}
+	out, err := Run(context.Background(), Options{Mode: agent.ModeFix, Workdir: dir, TestCommand: "go test ./...",
+		Provider: "script", ModelImpl: m})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(dir + "/.github/workflows/evil.yml"); err != nil {
+		t.Fatalf("the test code did not run, the test proves nothing: %v", err)
+	}
+	b := out.Bundle
+	if b.Status == bundle.StatusFixed || out.ExitCode == ExitOK {
+		t.Fatalf("status %s exit %d with files %v", b.Status, out.ExitCode, paths(b.Files))
+	}
+	for _, f := range b.Files {
+		if strings.HasPrefix(f.Path, ".github/") {
+			t.Fatalf("the bundle carries %s", f.Path)
+		}
+	}
+	if !strings.Contains(strings.Join(b.Warnings, "\n"), ".github/workflows/evil.yml") {
+		t.Fatalf("no warning names the protected path: %v", b.Warnings)
+	}
+}
+
+func paths(files []bundle.File) []string {
+	var out []string
+	for _, f := range files {
+		out = append(out, f.Path)
+	}
+	return out
+}

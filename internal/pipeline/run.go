@@ -15,6 +15,7 @@ import (
 	"github.com/org/mini-agent/agent/provider"
 	"github.com/org/mini-agent/internal/bundle"
 	"github.com/org/mini-agent/internal/failure"
+	"github.com/org/mini-agent/internal/glob"
 	"github.com/org/mini-agent/internal/proc"
 	"github.com/org/mini-agent/internal/report"
 	"github.com/org/mini-agent/internal/snapshot"
@@ -147,6 +148,12 @@ func Run(ctx context.Context, o Options) (*Outcome, error) {
 		// Only an exfiltration attempt puts a secret into the change.
 		b.Diff, b.Files = "", nil
 		b.Warnings = append(b.Warnings, "the change contained a secret value and was discarded")
+		return o.finish(out, bundle.StatusNotFixed, redact)
+	}
+	if hit := protectedChanges(b.Files, protected); len(hit) > 0 {
+		// apply_patch refuses these paths; code run by run_test does not.
+		b.Diff, b.Files = "", nil
+		b.Warnings = append(b.Warnings, "the change touched protected paths ("+strings.Join(hit, ", ")+") and was discarded")
 		return o.finish(out, bundle.StatusNotFixed, redact)
 	}
 	if o.Mode == agent.ModeExplain {
@@ -338,3 +345,24 @@ func base64Forms(secret string) []string {
 // minBase64Redact is the shortest base64 fragment redacted: shorter ones
 // would match ordinary text.
 const minBase64Redact = 8
+
+// protectedChanges lists the changed paths (rename sources included) that
+// match a protected glob or git's own data, ignoring case.
+func protectedChanges(files []bundle.File, protected []string) []string {
+	globs := append(append([]string(nil), agent.AlwaysProtected...), protected...)
+	var out []string
+	for _, f := range files {
+		for _, p := range []string{f.Path, f.OldPath} {
+			if p == "" {
+				continue
+			}
+			for _, g := range globs {
+				if glob.Match(g, p) || glob.Match(strings.ToLower(g), strings.ToLower(p)) {
+					out = append(out, p)
+					break
+				}
+			}
+		}
+	}
+	return out
+}
