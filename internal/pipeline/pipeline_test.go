@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -301,4 +303,26 @@ func paths(files []bundle.File) []string {
 		out = append(out, f.Path)
 	}
 	return out
+}
+
+// An output path that cannot be written is a configuration error found
+// before the run, not an error after a whole (paid) run that still exits 0.
+func TestUnwritableOutputPathIsAUsageError(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	if err := demo.Materialize(context.Background(), dir); err != nil {
+		t.Fatal(err)
+	}
+	missing := filepath.Join(t.TempDir(), "no", "such", "dir")
+	for _, o := range []Options{{BundlePath: filepath.Join(missing, "b.json")}, {SummaryPath: filepath.Join(missing, "s.md")}} {
+		m := &scripted{outs: []agent.Output{{Message: "## Summary\nx\n## Root cause\nx\n## Assumptions\nnone"}}}
+		o.Mode, o.Workdir, o.TestCommand, o.Provider, o.ModelImpl = agent.ModeExplain, dir, "go test ./...", "script", m
+		_, err := Run(context.Background(), o)
+		if !errors.Is(err, ErrUsage) {
+			t.Errorf("bundle %q summary %q: err %v, want ErrUsage", o.BundlePath, o.SummaryPath, err)
+		}
+		if len(m.outs) != 1 {
+			t.Errorf("the model was asked before the configuration was checked (err %v)", err)
+		}
+	}
 }
