@@ -326,3 +326,42 @@ func TestUnwritableOutputPathIsAUsageError(t *testing.T) {
 		}
 	}
 }
+
+// A binary file's diff is a compressed git binary patch, where the
+// secret-in-the-change check cannot see a secret: the files' contents, which
+// the bundle carries to the publisher, must be checked too.
+func TestSecretInABinaryFileIsDiscarded(t *testing.T) {
+	t.Parallel()
+	const canary = "ghs_BINARYcanary0123456789abcdefABCD"
+	dir := t.TempDir()
+	if err := demo.Materialize(context.Background(), dir); err != nil {
+		t.Fatal(err)
+	}
+	// Stands for test code that found the token and wrote it to a file.
+	writer := "--- /dev/null\n+++ b/writer_test.go\n@@ -0,0 +1,7 @@\n+package cart\n+\n+import \"os\"\n+\n+func init() {\n+\tos.WriteFile(\"blob.bin\", []byte(\"\\x00\\x01\"+os.Getenv(\"LEAKED\")), 0o644)\n+}\n"
+	m := &scripted{outs: []agent.Output{
+		patchCall(writer),
+		{ToolCalls: []agent.ToolCall{{Name: "run_test", Arguments: json.RawMessage(`{}`)}}},
+		patchCall("--- a/cart.go\n+++ b/cart.go\n@@ -14 +14 @@\n-\tfor i := 1; i < len(items); i++ {\n+\tfor i := 0; i < len(items); i++ {\n"),
+		{Message: "## Summary\ndone\n## Root cause\nx\n## Assumptions\nnone"},
+	}}
+	// LEAKED is not a secret name, so it reaches the test; GITHUB_TOKEN has the same value.
+	env := append(os.Environ(), "LEAKED="+canary, "GITHUB_TOKEN="+canary)
+	out, err := Run(context.Background(), Options{Mode: agent.ModeFix, Workdir: dir, TestCommand: "go test ./...",
+		Provider: "script", ModelImpl: m, Environ: env})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if data, err := os.ReadFile(dir + "/blob.bin"); err != nil || !strings.Contains(string(data), canary) {
+		t.Fatalf("the test code did not write the blob, the test proves nothing: %v", err)
+	}
+	b := out.Bundle
+	for _, f := range b.Files {
+		if strings.Contains(string(f.Content), canary) {
+			t.Fatalf("the bundle carries the secret in %s (status %s)", f.Path, b.Status)
+		}
+	}
+	if b.Status == bundle.StatusFixed {
+		t.Fatalf("status %s", b.Status)
+	}
+}

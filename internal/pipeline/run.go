@@ -144,7 +144,7 @@ func Run(ctx context.Context, o Options) (*Outcome, error) {
 	if err := collectDiff(ctx, snap, ws, b); err != nil {
 		return nil, err
 	}
-	if redact(b.Diff) != b.Diff {
+	if changeHoldsSecret(b, redact) {
 		// Only an exfiltration attempt puts a secret into the change.
 		b.Diff, b.Files = "", nil
 		b.Warnings = append(b.Warnings, "the change contained a secret value and was discarded")
@@ -227,6 +227,7 @@ func (o *Options) finish(out *Outcome, status string, redact func(string) string
 	for i := range b.Report.Assumptions {
 		b.Report.Assumptions[i] = redact(b.Report.Assumptions[i])
 	}
+	b.Run.Detail = redact(b.Run.Detail) // names the calls left pending, with their arguments
 	for i := range b.Validation {
 		// Test output: the code under test may print what the scrubbed
 		// environment could not hide (a token in .git/config).
@@ -365,4 +366,19 @@ func protectedChanges(files []bundle.File, protected []string) []string {
 		}
 	}
 	return out
+}
+
+// changeHoldsSecret reports whether the diff or any changed file's content
+// (which the bundle carries; a binary file's diff is compressed, so the
+// diff alone cannot show it) contains a secret.
+func changeHoldsSecret(b *bundle.Bundle, redact func(string) string) bool {
+	if redact(b.Diff) != b.Diff {
+		return true
+	}
+	for _, f := range b.Files {
+		if c := string(f.Content); redact(c) != c {
+			return true
+		}
+	}
+	return false
 }
