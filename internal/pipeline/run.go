@@ -142,7 +142,13 @@ func Run(ctx context.Context, o Options) (*Outcome, error) {
 		return o.finish(out, bundle.StatusCancelled, redact)
 	}
 	if err := collectDiff(ctx, snap, ws, b); err != nil {
-		return nil, err
+		var tl *snapshot.TooLargeError
+		if !errors.As(err, &tl) {
+			return nil, err
+		}
+		b.Diff, b.Files = "", nil
+		b.Warnings = append(b.Warnings, "the change was discarded: "+tl.Error())
+		return o.finish(out, bundle.StatusNotFixed, redact)
 	}
 	if changeHoldsSecret(b, redact) {
 		// Only an exfiltration attempt puts a secret into the change.

@@ -2,6 +2,7 @@ package snapshot
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -62,5 +63,30 @@ func TestGitHonoursTheContextWhenAFilterHangs(t *testing.T) {
 	}
 	if d := time.Since(t0); d > 10*time.Second {
 		t.Fatalf("Take returned after %v, long after its context ended", d)
+	}
+}
+
+// A huge file left in the workspace (a test's output) is refused by name
+// before the diff and the contents are read into memory.
+func TestDiffRefusesAHugeChangedFile(t *testing.T) {
+	t.Parallel()
+	dir := setup(t, true)
+	s, err := Take(context.Background(), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	f, err := os.Create(filepath.Join(dir, "huge.out"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Truncate(MaxFileBytes + 1); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	_, _, err = s.Diff(context.Background())
+	var tl *TooLargeError
+	if !errors.As(err, &tl) || tl.Path != "huge.out" {
+		t.Fatalf("err %v, want a TooLargeError for huge.out", err)
 	}
 }

@@ -104,10 +104,6 @@ func (s *Snapshot) Diff(ctx context.Context) (string, []Change, error) {
 	if now == s.tree {
 		return "", nil, nil
 	}
-	diff, err := git(ctx, s.dir, s.env, "diff-tree", "-p", "--binary", "-M", "--no-color", "--full-index", s.tree, now)
-	if err != nil {
-		return "", nil, fmt.Errorf("snapshot diff: %w", err)
-	}
 	raw, err := git(ctx, s.dir, s.env, "diff-tree", "-r", "-M", "-z", "--no-commit-id", s.tree, now)
 	if err != nil {
 		return "", nil, fmt.Errorf("snapshot diff: %w", err)
@@ -116,7 +112,34 @@ func (s *Snapshot) Diff(ctx context.Context) (string, []Change, error) {
 	if err != nil {
 		return "", nil, err
 	}
+	// The diff and the files' contents are held in memory: a huge file
+	// (a test's output left behind) is refused before either is read.
+	for _, c := range changes {
+		if c.Status == "deleted" {
+			continue
+		}
+		if fi, err := os.Lstat(filepath.Join(s.dir, filepath.FromSlash(c.Path))); err == nil && fi.Size() > MaxFileBytes {
+			return "", nil, &TooLargeError{Path: c.Path, Size: fi.Size()}
+		}
+	}
+	diff, err := git(ctx, s.dir, s.env, "diff-tree", "-p", "--binary", "-M", "--no-color", "--full-index", s.tree, now)
+	if err != nil {
+		return "", nil, fmt.Errorf("snapshot diff: %w", err)
+	}
 	return diff + "\n", changes, nil
+}
+
+// MaxFileBytes is the largest changed file Diff accepts.
+const MaxFileBytes = 16 << 20
+
+// TooLargeError is returned by Diff when a changed file exceeds MaxFileBytes.
+type TooLargeError struct {
+	Path string
+	Size int64
+}
+
+func (e *TooLargeError) Error() string {
+	return fmt.Sprintf("snapshot diff: changed file %s is %d bytes, over the %d-byte limit", e.Path, e.Size, MaxFileBytes)
 }
 
 // parseRaw reads `git diff-tree -r -z` output:
