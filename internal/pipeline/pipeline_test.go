@@ -365,3 +365,27 @@ func TestSecretInABinaryFileIsDiscarded(t *testing.T) {
 		t.Fatalf("status %s", b.Status)
 	}
 }
+
+// A huge file left by the tests ends the run as not fixed, with the file
+// named, instead of an error (or the harness reading it whole).
+func TestHugeChangedFileIsNotAFix(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	if err := demo.Materialize(context.Background(), dir); err != nil {
+		t.Fatal(err)
+	}
+	writer := "--- /dev/null\n+++ b/writer_test.go\n@@ -0,0 +1,7 @@\n+package cart\n+\n+import \"os\"\n+\n+func init() {\n+\tos.WriteFile(\"huge.out\", nil, 0o644); os.Truncate(\"huge.out\", 17<<20)\n+}\n"
+	m := &scripted{outs: []agent.Output{
+		patchCall(writer),
+		{ToolCalls: []agent.ToolCall{{Name: "run_test", Arguments: json.RawMessage(`{}`)}}},
+		{Message: "## Summary\ndone\n## Root cause\nx\n## Assumptions\nnone"},
+	}}
+	out, err := Run(context.Background(), Options{Mode: agent.ModeFix, Workdir: dir, TestCommand: "go test ./...",
+		Provider: "script", ModelImpl: m})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b := out.Bundle; b.Status != bundle.StatusNotFixed || len(b.Files) != 0 || !strings.Contains(strings.Join(b.Warnings, "\n"), "huge.out") {
+		t.Fatalf("status %s files %v warnings %v", b.Status, paths(b.Files), b.Warnings)
+	}
+}
