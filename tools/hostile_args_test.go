@@ -92,3 +92,64 @@ func TestProtectedGlobsIgnoreCase(t *testing.T) {
 		t.Errorf("an ordinary path was refused: %v", err)
 	}
 }
+
+// pytest (8.2+) reads "@file" arguments as more arguments, flags included:
+// a narrowing entry may not start with '@' any more than with '-'.
+func TestNarrowingRefusesArgumentFiles(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "@args.txt"), []byte("-p\nevil\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ws, err := OpenWorkspace(dir, WorkspaceOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ws.Close()
+	cmd, err := parseTestCommand("pytest")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ tests, packages []string }{
+		{packages: []string{"@args.txt"}},
+		{tests: []string{"@args.txt::test_a"}},
+	} {
+		argv, _, err := cmd.buildArgv(ws, c.tests, c.packages)
+		if !errors.Is(err, ErrNarrowing) || !strings.Contains(err.Error(), "'@'") {
+			t.Errorf("tests %q packages %q: argv %q, err %v; want a refusal naming '@'", c.tests, c.packages, argv, err)
+		}
+	}
+}
+
+// "./@file" is the way to name such a path: it must reach the runner with
+// its "./", not cleaned back into an argument file.
+func TestNarrowingKeepsDotSlashBeforeAt(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "@args.txt"), []byte("-p\nevil\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ws, err := OpenWorkspace(dir, WorkspaceOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ws.Close()
+	cmd, err := parseTestCommand("pytest")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ tests, packages []string }{
+		{packages: []string{"./@args.txt"}},
+		{tests: []string{"./@args.txt::test_a"}},
+	} {
+		argv, _, err := cmd.buildArgv(ws, c.tests, c.packages)
+		if err != nil {
+			t.Fatalf("tests %q packages %q: %v", c.tests, c.packages, err)
+		}
+		for _, a := range argv {
+			if strings.HasPrefix(a, "@") {
+				t.Errorf("argv %q holds an argument file", argv)
+			}
+		}
+	}
+}
