@@ -28,6 +28,7 @@ func TestGitDoesNotSeeTheHarnessSecrets(t *testing.T) {
 	const canary = "ghs_SNAPSHOTcanary0123456789abcdef"
 	t.Setenv("GITHUB_TOKEN", canary)
 	t.Setenv("OPENAI_API_KEY", canary+"2")
+	t.Setenv("DEPLOY_PASS", canary+"3") // a --secret-env name snapshot cannot know
 	dump := filepath.Join(t.TempDir(), "env")
 	dir := hostileFilter(t, "env >> '"+dump+"'; cat")
 	s, err := Take(context.Background(), dir)

@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -192,7 +193,7 @@ func git(ctx context.Context, dir string, env []string, args ...string) (string,
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "git", append([]string{"-c", "core.quotepath=off", "-c", "core.autocrlf=false", "-c", "core.fsmonitor=false"}, args...)...)
 	cmd.Dir = dir
-	cmd.Env = append(proc.ScrubEnv(os.Environ(), nil), "GIT_TERMINAL_PROMPT=0", "GIT_CONFIG_NOSYSTEM=1", "LC_ALL=C")
+	cmd.Env = append(gitEnv(), "GIT_TERMINAL_PROMPT=0", "GIT_CONFIG_NOSYSTEM=1", "LC_ALL=C")
 	cmd.Env = append(cmd.Env, env...)
 	proc.Contain(cmd, gitWaitDelay)
 	var out, errb bytes.Buffer
@@ -201,4 +202,21 @@ func git(ctx context.Context, dir string, env []string, args ...string) (string,
 		return "", fmt.Errorf("git %s: %w: %s", args[0], err, strings.TrimSpace(errb.String()))
 	}
 	return strings.TrimRight(out.String(), "\n"), nil
+}
+
+// gitEnvNames are the only variables git gets: enough to find itself and
+// the user's global config, and no secret, whatever its name (names the
+// maintainer configured as secrets are unknown here).
+var gitEnvNames = []string{"PATH", "HOME", "USER", "LOGNAME", "TMPDIR", "TMP", "TEMP", "XDG_CONFIG_HOME",
+	"SYSTEMROOT", "WINDIR", "USERPROFILE", "PROGRAMDATA", "LOCALAPPDATA", "APPDATA"}
+
+func gitEnv() []string {
+	var env []string
+	for _, kv := range os.Environ() {
+		name, _, ok := strings.Cut(kv, "=")
+		if ok && slices.ContainsFunc(gitEnvNames, func(n string) bool { return strings.EqualFold(n, name) }) && !proc.IsSecretName(name, nil) {
+			env = append(env, kv)
+		}
+	}
+	return env
 }
