@@ -389,3 +389,24 @@ func TestHugeChangedFileIsNotAFix(t *testing.T) {
 		t.Fatalf("status %s files %v warnings %v", b.Status, paths(b.Files), b.Warnings)
 	}
 }
+
+func TestGoTestVerboseArgs(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		in, want string
+		ok       bool
+	}{
+		{"go test ./...", "go test -v ./...", true},
+		{"go test -v ./...", "go test -v ./...", true},
+		{"go test -json ./...", "go test -json ./...", true},
+		{"go test -v=false ./...", "", false},
+		{"go test ./... -args -v", "go test -v ./... -args -v", true},
+		{"pytest -x", "", false},
+		{"/usr/local/go/bin/go test .", "/usr/local/go/bin/go test -v .", true},
+	} {
+		got, ok := goTestVerboseArgs(strings.Fields(tc.in))
+		if ok != tc.ok || ok && strings.Join(got, " ") != tc.want {
+			t.Errorf("goTestVerboseArgs(%q) = %q, %v; want %q, %v", tc.in, strings.Join(got, " "), ok, tc.want, tc.ok)
+		}
+	}
+}

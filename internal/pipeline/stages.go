@@ -224,9 +224,10 @@ func goTestVerboseArgs(argv []string) ([]string, bool) {
 		if a == "-args" || a == "--args" {
 			break
 		}
-		name, _, _ := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		name, val, _ := strings.Cut(strings.TrimLeft(a, "-"), "=")
 		if strings.HasPrefix(a, "-") && (name == "v" || name == "json" || name == "test.v") {
-			return argv, true
+			// -v=false and the like: the output will not name the tests.
+			return argv, val == "" || val == "true"
 		}
 	}
 	return append([]string{argv[0], argv[1], "-v"}, argv[2:]...), true
