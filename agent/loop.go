@@ -83,7 +83,7 @@ func (a *Agent) Run(ctx context.Context, goal string) (*RunResult, error) {
 	pending := r.loop(runCtx, ctx)
 	r.res.History = r.history
 	r.res.Duration = now().Sub(start).Seconds()
-	r.res.describe(lim, pending)
+	r.res.describe(lim, a.redactCalls(pending))
 	r.emit(EventTurnEnd, map[string]any{"stop_reason": r.res.StopReason, "steps": r.res.Steps,
 		"tool_calls": r.res.ToolCalls, "tokens": r.res.Usage.Total(), "usage": r.res.Usage,
 		"cost_usd": r.res.CostUSD, "cost_known": r.res.CostKnown, "detail": r.res.Detail, "duration_s": r.res.Duration})
@@ -126,6 +126,14 @@ func (a *Agent) redactCalls(calls []ToolCall) []ToolCall {
 		out[i].Arguments = a.redactJSON(out[i].Arguments)
 	}
 	return out
+}
+
+// redactArgs is redactJSON when a redactor is set.
+func (a *Agent) redactArgs(raw json.RawMessage) json.RawMessage {
+	if a.Redact == nil {
+		return raw
+	}
+	return a.redactJSON(raw)
 }
 
 // redactJSON redacts raw JSON; when that breaks the JSON (a secret that
@@ -343,7 +351,7 @@ func (r *run) parallelOK(c ToolCall) bool {
 // tool.end. It returns the tool message for the history.
 func (r *run) call(ctx context.Context, c ToolCall) (Message, error) {
 	step := r.res.Steps
-	digest := ArgDigest(c.Arguments)
+	digest := ArgDigest(r.a.redactArgs(c.Arguments)) // clipped: redact first
 	msg := Message{Role: RoleTool, ToolCallID: c.ID, ToolName: c.Name}
 	tool, args, bad := r.a.Tools.Check(c)
 	decision := Decision{Allow: bad == nil}

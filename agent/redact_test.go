@@ -43,3 +43,31 @@ func TestModelTextIsRedactedInEventsAndHistory(t *testing.T) {
 		t.Errorf("redacted arguments missing from the events: %s", events)
 	}
 }
+
+// The argument digest is clipped: computed before redaction, it kept the
+// first part of a long secret, which the redactor then no longer matched.
+func TestArgDigestDoesNotKeepPartOfASecret(t *testing.T) {
+	t.Parallel()
+	const canary = "ghs_0123456789abcdefghijABCDEFGHIJ012345"
+	echo := &funcTool{name: "echo", fn: func(context.Context, json.RawMessage) (Result, error) { return Result{Text: "ok"}, nil }}
+	m := &fakeModel{outs: []Output{
+		calls(call("echo", `{"q":"the token is `+canary+`"}`)),
+		calls(call("echo", `{"q":"again `+canary+`"}`)),
+	}}
+	a, rec := newAgent(m, ReadOnly{}, echo)
+	a.Limits.MaxTokens = 150 // the second turn stops on the budget, its call pending
+	a.Redact = func(s string) string { return strings.ReplaceAll(s, canary, "***") }
+	res, err := a.Run(context.Background(), "goal")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.StopReason != StopTokenBudget {
+		t.Fatalf("stop %s, want %s", res.StopReason, StopTokenBudget)
+	}
+	events, _ := json.Marshal(rec.Events())
+	for name, text := range map[string]string{"events": string(events), "detail": res.Detail} {
+		if strings.Contains(text, canary[:16]) {
+			t.Errorf("part of the secret reached the %s", name)
+		}
+	}
+}
