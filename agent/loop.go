@@ -309,10 +309,12 @@ func (r *run) execute(ctx context.Context, calls []ToolCall) ([]Message, []ToolC
 		out := make([]Message, len(batch))
 		errs := make([]error, len(batch))
 		var wg sync.WaitGroup
+		sem := make(chan struct{}, maxConcurrentCalls)
 		for k, c := range batch {
 			wg.Add(1)
+			sem <- struct{}{}
 			go func() {
-				defer wg.Done()
+				defer func() { <-sem; wg.Done() }()
 				out[k], errs[k] = r.call(ctx, c)
 			}()
 			if len(batch) == 1 {
@@ -335,6 +337,10 @@ func (r *run) execute(ctx context.Context, calls []ToolCall) ([]Message, []ToolC
 	}
 	return results, nil, nil
 }
+
+// maxConcurrentCalls bounds the read-only calls of one turn running at
+// once: a model may ask for hundreds in one reply.
+const maxConcurrentCalls = 8
 
 func (r *run) parallelOK(c ToolCall) bool {
 	t, ok := r.a.Tools.Lookup(c.Name)

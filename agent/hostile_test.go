@@ -3,8 +3,11 @@ package agent
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 )
 
 // A model that got hold of a secret (decoded from test output, say) must
@@ -69,5 +72,40 @@ func TestArgDigestDoesNotKeepPartOfASecret(t *testing.T) {
 		if strings.Contains(text, canary[:16]) {
 			t.Errorf("part of the secret reached the %s", name)
 		}
+	}
+}
+
+// A model turn with hundreds of read-only calls must not start them all at
+// once (each search walks the whole tree in parallel already).
+func TestConcurrentCallsAreBounded(t *testing.T) {
+	t.Parallel()
+	var running, peak atomic.Int32
+	slow := &funcTool{name: "read", fn: func(context.Context, json.RawMessage) (Result, error) {
+		cur := running.Add(1)
+		for {
+			old := peak.Load()
+			if cur <= old || peak.CompareAndSwap(old, cur) {
+				break
+			}
+		}
+		time.Sleep(5 * time.Millisecond)
+		running.Add(-1)
+		return Result{Text: "ok"}, nil
+	}}
+	var many []ToolCall
+	for i := range 100 {
+		many = append(many, call("read", fmt.Sprintf(`{"q":"%d"}`, i)))
+	}
+	m := &fakeModel{outs: []Output{calls(many...), final("done")}}
+	a, _ := newAgent(m, ReadOnly{}, slow)
+	res, err := a.Run(context.Background(), "goal")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.ToolCalls != 100 {
+		t.Fatalf("%d calls ran", res.ToolCalls)
+	}
+	if p := peak.Load(); p > maxConcurrentCalls || p < 2 {
+		t.Fatalf("peak concurrency %d, want 2..%d", p, maxConcurrentCalls)
 	}
 }
