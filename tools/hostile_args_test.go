@@ -37,11 +37,13 @@ func TestToolsSurviveHostileArguments(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer ws.Close()
-	tools := []agent.Tool{NewReadFile(ws), NewSearch(ws), NewApplyPatch(ws)}
+	tools := []agent.Tool{NewReadFile(ws), NewSearch(ws), NewApplyPatch(ws),
+		NewRunTest(ws, RunTestConfig{Command: "go test ./..."})}
 	fields := map[string][]string{
 		"read_file":   {"path", "start_line", "end_line"},
 		"search":      {"query", "path", "max_results"},
 		"apply_patch": {"patch"},
+		"run_test":    {"tests", "packages"},
 	}
 	ctx := context.Background()
 	for _, tool := range tools {
@@ -52,7 +54,9 @@ func TestToolsSurviveHostileArguments(t *testing.T) {
 			for _, f := range fields[name] {
 				argsList = append(argsList, json.RawMessage(`{"`+f+`":`+v+`}`))
 			}
-			if name != "apply_patch" {
+			if name == "run_test" {
+				argsList = append(argsList, json.RawMessage(`{"tests":[`+v+`],"packages":[`+v+`]}`))
+			} else if name != "apply_patch" {
 				argsList = append(argsList, json.RawMessage(`{"path":"x.go","query":"x","start_line":`+v+`,"end_line":`+v+`,"max_results":`+v+`}`))
 			}
 		}
