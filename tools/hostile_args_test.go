@@ -37,8 +37,14 @@ func TestToolsSurviveHostileArguments(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer ws.Close()
+	// A stand-in named "go": the narrowing is mapped as for go test, and
+	// each run returns at once.
+	fakeGo := filepath.Join(t.TempDir(), "go")
+	if err := os.WriteFile(fakeGo, []byte("#!/bin/sh\necho \"$@\"\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
 	tools := []agent.Tool{NewReadFile(ws), NewSearch(ws), NewApplyPatch(ws),
-		NewRunTest(ws, RunTestConfig{Command: "go test ./..."})}
+		NewRunTest(ws, RunTestConfig{Command: fakeGo + " test ./..."})}
 	fields := map[string][]string{
 		"read_file":   {"path", "start_line", "end_line"},
 		"search":      {"query", "path", "max_results"},
