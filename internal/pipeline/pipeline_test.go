@@ -410,3 +410,28 @@ func TestGoTestVerboseArgs(t *testing.T) {
 		}
 	}
 }
+
+// `cd repo && mini-agent fix --workdir . --trace trace.jsonl`: the trace is
+// the harness's output, not part of the change.
+func TestTraceInsideTheWorkspaceIsNotPartOfTheChange(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	if err := demo.Materialize(context.Background(), dir); err != nil {
+		t.Fatal(err)
+	}
+	m := &scripted{outs: []agent.Output{
+		patchCall("--- a/cart.go\n+++ b/cart.go\n@@ -14 +14 @@\n-\tfor i := 1; i < len(items); i++ {\n+\tfor i := 0; i < len(items); i++ {\n"),
+		{Message: "## Summary\ndone\n## Root cause\nx\n## Assumptions\nnone"},
+	}}
+	out, err := Run(context.Background(), Options{Mode: agent.ModeFix, Workdir: dir, TestCommand: "go test ./...",
+		Provider: "script", ModelImpl: m, TracePath: filepath.Join(dir, "trace.jsonl")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := paths(out.Bundle.Files); len(got) != 1 || got[0] != "cart.go" || strings.Contains(out.Bundle.Diff, "trace.jsonl") {
+		t.Fatalf("changed files %v", got)
+	}
+	if out.Bundle.Status != bundle.StatusFixed {
+		t.Fatalf("status %s", out.Bundle.Status)
+	}
+}

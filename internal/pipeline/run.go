@@ -65,7 +65,7 @@ func Run(ctx context.Context, o Options) (*Outcome, error) {
 	runTest := tools.NewRunTest(ws, tools.RunTestConfig{Command: o.TestCommand, Timeout: o.TestTimeout,
 		SecretNames: o.SecretNames, Env: o.Environ, Summarize: summarizeFailures})
 
-	snap, err := snapshot.Take(ctx, ws.Dir())
+	snap, err := snapshot.TakeExcluding(ctx, ws.Dir(), []string{o.TracePath, o.BundlePath, o.SummaryPath})
 	if err != nil {
 		return nil, err
 	}

@@ -91,3 +91,25 @@ func TestDiffRefusesAHugeChangedFile(t *testing.T) {
 		t.Fatalf("err %v, want a TooLargeError for huge.out", err)
 	}
 }
+
+func TestTakeExcludingLeavesOutTheGivenFiles(t *testing.T) {
+	t.Parallel()
+	for _, withGit := range []bool{true, false} {
+		dir := setup(t, withGit)
+		trace := filepath.Join(dir, "out", "trace.jsonl")
+		s, err := TakeExcluding(context.Background(), dir, []string{"", trace})
+		if err != nil {
+			t.Fatal(err)
+		}
+		write(t, dir, "out/trace.jsonl", "{}\n", 0o644)
+		write(t, dir, "a.go", "package a\n\nfunc A() int { return 3 }\n", 0o644)
+		_, changes, err := s.Diff(context.Background())
+		s.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(changes) != 1 || changes[0].Path != "a.go" {
+			t.Errorf("git %v: changes %+v, want only a.go", withGit, changes)
+		}
+	}
+}

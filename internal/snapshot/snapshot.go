@@ -20,11 +20,12 @@ import (
 
 // Snapshot is the tree of a workspace at one moment.
 type Snapshot struct {
-	dir    string
-	env    []string // GIT_DIR / GIT_WORK_TREE / GIT_INDEX_FILE for every git call
-	tree   string
-	tmp    string
-	shadow bool
+	dir     string
+	env     []string // GIT_DIR / GIT_WORK_TREE / GIT_INDEX_FILE for every git call
+	tree    string
+	tmp     string
+	shadow  bool
+	exclude []string // absolute paths never recorded
 }
 
 // Take records the current state of dir (tracked and untracked, ignored
@@ -32,11 +33,26 @@ type Snapshot struct {
 // elsewhere a shadow repository in a temporary directory. Close removes
 // the temporary files.
 func Take(ctx context.Context, dir string) (*Snapshot, error) {
+	return TakeExcluding(ctx, dir, nil)
+}
+
+// TakeExcluding is Take leaving out the files at the given paths (absolute,
+// or relative to the current directory), before and after: the harness's
+// own outputs (a --trace file in the workspace) are not part of the change.
+func TakeExcluding(ctx context.Context, dir string, exclude []string) (*Snapshot, error) {
 	tmp, err := os.MkdirTemp("", "mini-agent-snap-")
 	if err != nil {
 		return nil, fmt.Errorf("snapshot: %w", err)
 	}
 	s := &Snapshot{dir: dir, tmp: tmp}
+	for _, p := range exclude {
+		if p == "" {
+			continue
+		}
+		if abs, err := filepath.Abs(p); err == nil {
+			s.exclude = append(s.exclude, abs)
+		}
+	}
 	index := filepath.Join(tmp, "index")
 	gitDir, err := git(ctx, dir, nil, "rev-parse", "--absolute-git-dir")
 	if err == nil {
@@ -77,7 +93,13 @@ func (s *Snapshot) Close() error { return os.RemoveAll(s.tmp) }
 func (s *Snapshot) Tree() string { return s.tree }
 
 func (s *Snapshot) writeTree(ctx context.Context) (string, error) {
-	if _, err := git(ctx, s.dir, s.env, "add", "-A", "--", "."); err != nil {
+	args := []string{"add", "-A", "--", "."}
+	for _, p := range s.exclude {
+		if rel, ok := s.relative(p); ok {
+			args = append(args, ":(exclude,literal)"+rel)
+		}
+	}
+	if _, err := git(ctx, s.dir, s.env, args...); err != nil {
 		return "", fmt.Errorf("snapshot: %w", err)
 	}
 	tree, err := git(ctx, s.dir, s.env, "write-tree")
@@ -85,6 +107,22 @@ func (s *Snapshot) writeTree(ctx context.Context) (string, error) {
 		return "", fmt.Errorf("snapshot: %w", err)
 	}
 	return tree, nil
+}
+
+// relative returns p relative to the snapshot's top directory, if inside.
+func (s *Snapshot) relative(p string) (string, bool) {
+	top := s.dir
+	if real, err := filepath.EvalSymlinks(top); err == nil {
+		top = real
+	}
+	if dir, err := filepath.EvalSymlinks(filepath.Dir(p)); err == nil {
+		p = filepath.Join(dir, filepath.Base(p))
+	}
+	rel, err := filepath.Rel(top, p)
+	if err != nil || rel == "." || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return "", false
+	}
+	return filepath.ToSlash(rel), true
 }
 
 // Change is one file the run changed.
