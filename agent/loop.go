@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 )
@@ -66,7 +67,7 @@ func (a *Agent) Run(ctx context.Context, goal string) (*RunResult, error) {
 		system: a.redact(a.System)}
 	r.emit = func(typ string, data map[string]any) {
 		if a.Events != nil {
-			a.Events.Emit(Event{Type: typ, Time: now(), Data: data})
+			a.Events.Emit(Event{Type: typ, Time: now(), Data: a.redactData(data)})
 		}
 	}
 	runCtx := ctx
@@ -82,7 +83,7 @@ func (a *Agent) Run(ctx context.Context, goal string) (*RunResult, error) {
 	pending := r.loop(runCtx, ctx)
 	r.res.History = r.history
 	r.res.Duration = now().Sub(start).Seconds()
-	r.res.describe(lim, pending)
+	r.res.describe(lim, a.redactCalls(pending))
 	r.emit(EventTurnEnd, map[string]any{"stop_reason": r.res.StopReason, "steps": r.res.Steps,
 		"tool_calls": r.res.ToolCalls, "tokens": r.res.Usage.Total(), "usage": r.res.Usage,
 		"cost_usd": r.res.CostUSD, "cost_known": r.res.CostKnown, "detail": r.res.Detail, "duration_s": r.res.Duration})
@@ -94,6 +95,58 @@ func (a *Agent) redact(s string) string {
 		return s
 	}
 	return a.Redact(s)
+}
+
+// redactData redacts the text values of an event: the model's messages and
+// arguments, tool errors and reasons (a model that got hold of a secret
+// must not write it into the trace).
+func (a *Agent) redactData(data map[string]any) map[string]any {
+	if a.Redact == nil {
+		return data
+	}
+	for k, v := range data {
+		switch v := v.(type) {
+		case string:
+			data[k] = a.Redact(v)
+		case json.RawMessage:
+			data[k] = a.redactJSON(v)
+		}
+	}
+	return data
+}
+
+// redactCalls returns calls with redacted arguments, for the history; the
+// calls themselves run with the arguments the model sent.
+func (a *Agent) redactCalls(calls []ToolCall) []ToolCall {
+	if a.Redact == nil {
+		return calls
+	}
+	out := slices.Clone(calls)
+	for i := range out {
+		out[i].Arguments = a.redactJSON(out[i].Arguments)
+	}
+	return out
+}
+
+// redactArgs is redactJSON when a redactor is set.
+func (a *Agent) redactArgs(raw json.RawMessage) json.RawMessage {
+	if a.Redact == nil {
+		return raw
+	}
+	return a.redactJSON(raw)
+}
+
+// redactJSON redacts raw JSON; when that breaks the JSON (a secret that
+// spans its syntax), the whole value is replaced.
+func (a *Agent) redactJSON(raw json.RawMessage) json.RawMessage {
+	s := a.Redact(string(raw))
+	if s == string(raw) {
+		return raw
+	}
+	if !json.Valid([]byte(s)) {
+		return json.RawMessage(`{"redacted":"***"}`)
+	}
+	return json.RawMessage(s)
 }
 
 // stopFor classifies a context error: the run's own deadline, or the caller's.
@@ -156,13 +209,13 @@ func (r *run) loop(ctx, parent context.Context) []ToolCall {
 		if len(out.ToolCalls) == 0 && out.Truncated {
 			// Not a final message: the reply hit the output limit. Say so and
 			// let the model go on (this costs a step, so it cannot loop forever).
-			r.history = append(r.history, Message{Role: RoleAssistant, Text: out.Message},
+			r.history = append(r.history, Message{Role: RoleAssistant, Text: r.a.redact(out.Message)},
 				Message{Role: RoleUser, Text: truncatedNote})
 			continue
 		}
 		if len(out.ToolCalls) == 0 {
 			res.FinalMessage = out.Message
-			r.history = append(r.history, Message{Role: RoleAssistant, Text: out.Message})
+			r.history = append(r.history, Message{Role: RoleAssistant, Text: r.a.redact(out.Message)})
 			r.emit(EventMessage, map[string]any{"step": res.Steps, "text": out.Message})
 			res.StopReason = StopFinalMessage
 			return nil
@@ -176,7 +229,7 @@ func (r *run) loop(ctx, parent context.Context) []ToolCall {
 			res.StopReason = StopCostBudget
 			return calls
 		}
-		r.history = append(r.history, Message{Role: RoleAssistant, Text: out.Message, ToolCalls: calls})
+		r.history = append(r.history, Message{Role: RoleAssistant, Text: r.a.redact(out.Message), ToolCalls: r.a.redactCalls(calls)})
 		results, pending, err := r.execute(ctx, calls)
 		r.history = append(r.history, results...)
 		if err != nil {
@@ -256,10 +309,12 @@ func (r *run) execute(ctx context.Context, calls []ToolCall) ([]Message, []ToolC
 		out := make([]Message, len(batch))
 		errs := make([]error, len(batch))
 		var wg sync.WaitGroup
+		sem := make(chan struct{}, maxConcurrentCalls)
 		for k, c := range batch {
 			wg.Add(1)
+			sem <- struct{}{}
 			go func() {
-				defer wg.Done()
+				defer func() { <-sem; wg.Done() }()
 				out[k], errs[k] = r.call(ctx, c)
 			}()
 			if len(batch) == 1 {
@@ -283,6 +338,10 @@ func (r *run) execute(ctx context.Context, calls []ToolCall) ([]Message, []ToolC
 	return results, nil, nil
 }
 
+// maxConcurrentCalls bounds the read-only calls of one turn running at
+// once: a model may ask for hundreds in one reply.
+const maxConcurrentCalls = 8
+
 func (r *run) parallelOK(c ToolCall) bool {
 	t, ok := r.a.Tools.Lookup(c.Name)
 	if !ok {
@@ -298,7 +357,7 @@ func (r *run) parallelOK(c ToolCall) bool {
 // tool.end. It returns the tool message for the history.
 func (r *run) call(ctx context.Context, c ToolCall) (Message, error) {
 	step := r.res.Steps
-	digest := ArgDigest(c.Arguments)
+	digest := ArgDigest(r.a.redactArgs(c.Arguments)) // clipped: redact first
 	msg := Message{Role: RoleTool, ToolCallID: c.ID, ToolName: c.Name}
 	tool, args, bad := r.a.Tools.Check(c)
 	decision := Decision{Allow: bad == nil}

@@ -209,10 +209,17 @@ func (r *RunTest) RunCommand(ctx context.Context, tests, packages []string) (Run
 // first, when the command is not shell syntax and rewrite accepts it (the
 // harness adds `-json` to `go test` this way for its own first run).
 func (r *RunTest) RunRewritten(ctx context.Context, rewrite func(argv []string) ([]string, bool)) (RunOutcome, error) {
+	return r.RunCommandRewritten(ctx, nil, nil, rewrite)
+}
+
+// RunCommandRewritten is RunCommand with the narrowed argv passed through
+// rewrite first, as RunRewritten does (the harness adds `-v` to a narrowed
+// `go test` this way, to see which tests really ran).
+func (r *RunTest) RunCommandRewritten(ctx context.Context, tests, packages []string, rewrite func(argv []string) ([]string, bool)) (RunOutcome, error) {
 	if r.cmdErr != nil {
 		return RunOutcome{}, fmt.Errorf("%w: %w", errNotConfigured, r.cmdErr)
 	}
-	argv, notes, err := r.cmd.buildArgv(r.ws, nil, nil)
+	argv, notes, err := r.cmd.buildArgv(r.ws, slices.Clone(tests), slices.Clone(packages))
 	if err != nil {
 		return RunOutcome{}, err
 	}
@@ -221,7 +228,7 @@ func (r *RunTest) RunRewritten(ctx context.Context, rewrite func(argv []string) 
 			argv = alt
 		}
 	}
-	return r.run(ctx, argv, notes, false)
+	return r.run(ctx, argv, notes, len(tests) > 0)
 }
 
 func (r *RunTest) run(ctx context.Context, argv, notes []string, narrowed bool) (RunOutcome, error) {

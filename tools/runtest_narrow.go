@@ -198,7 +198,11 @@ func checkNarrowPath(ws *Workspace, s string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return ws.Resolve(clean)
+	real, err := ws.Resolve(clean)
+	if err == nil && strings.HasPrefix(real, "@") {
+		real = "./" + real // never an argument file (see checkItem)
+	}
+	return real, err
 }
 
 func checkItem(s string) error {
@@ -209,6 +213,9 @@ func checkItem(s string) error {
 		return fmt.Errorf("entry of %d bytes is too long (at most %d)", len(s), maxNarrowItemLen)
 	case strings.HasPrefix(s, "-"):
 		return fmt.Errorf("%q starts with '-': flags are not allowed, only names and paths", s)
+	case strings.HasPrefix(s, "@"):
+		// pytest (8.2+) and others read "@file" as more arguments, flags included.
+		return fmt.Errorf("%q starts with '@', which some runners read as a file of more arguments; write the path as ./%s", s, s)
 	}
 	return nil
 }

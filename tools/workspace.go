@@ -213,11 +213,26 @@ func (w *Workspace) CheckWrite(p string) (string, error) {
 		return "", fmt.Errorf("%q: cannot write the workspace root", p)
 	}
 	for _, c := range []string{clean, real} {
-		if g, ok := glob.Any(w.protected, c); ok {
+		if g, ok := matchProtected(w.protected, c); ok {
 			return "", fmt.Errorf("%q is protected by policy (%s): %w", p, g, ErrForbidden)
 		}
 	}
 	return real, nil
+}
+
+// matchProtected matches p against the globs ignoring case: on macOS and
+// Windows file systems ".GITHUB/workflows/x.yml" is .github/workflows/x.yml.
+func matchProtected(globs []string, p string) (string, bool) {
+	if g, ok := glob.Any(globs, p); ok {
+		return g, true
+	}
+	low := strings.ToLower(p)
+	for _, g := range globs {
+		if glob.Match(strings.ToLower(g), low) {
+			return g, true
+		}
+	}
+	return "", false
 }
 
 func splitPath(p string) []string {

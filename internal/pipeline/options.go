@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/org/mini-agent/agent"
@@ -87,6 +88,19 @@ func (o *Options) check() error {
 	for _, p := range o.failureLogs() {
 		if _, err := os.Stat(p); err != nil {
 			return usageErr("--failure-log: %v", err)
+		}
+	}
+	// Output files are written at the end: a path that cannot be written
+	// must fail now, not after a whole run.
+	for flag, p := range map[string]string{"--bundle": o.BundlePath, "--summary": o.SummaryPath, "--trace": o.TracePath} {
+		if p == "" {
+			continue
+		}
+		if fi, err := os.Stat(filepath.Dir(p)); err != nil || !fi.IsDir() {
+			return usageErr("%s %s: its directory does not exist", flag, p)
+		}
+		if fi, err := os.Stat(p); err == nil && fi.IsDir() {
+			return usageErr("%s %s is a directory", flag, p)
 		}
 	}
 	if o.Progress == nil {

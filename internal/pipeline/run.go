@@ -2,10 +2,12 @@ package pipeline
 
 import (
 	"context"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"sort"
 	"strings"
 
@@ -13,6 +15,7 @@ import (
 	"github.com/org/mini-agent/agent/provider"
 	"github.com/org/mini-agent/internal/bundle"
 	"github.com/org/mini-agent/internal/failure"
+	"github.com/org/mini-agent/internal/glob"
 	"github.com/org/mini-agent/internal/proc"
 	"github.com/org/mini-agent/internal/report"
 	"github.com/org/mini-agent/internal/snapshot"
@@ -62,7 +65,7 @@ func Run(ctx context.Context, o Options) (*Outcome, error) {
 	runTest := tools.NewRunTest(ws, tools.RunTestConfig{Command: o.TestCommand, Timeout: o.TestTimeout,
 		SecretNames: o.SecretNames, Env: o.Environ, Summarize: summarizeFailures})
 
-	snap, err := snapshot.Take(ctx, ws.Dir())
+	snap, err := snapshot.TakeExcluding(ctx, ws.Dir(), []string{o.TracePath, o.BundlePath, o.SummaryPath})
 	if err != nil {
 		return nil, err
 	}
@@ -139,12 +142,24 @@ func Run(ctx context.Context, o Options) (*Outcome, error) {
 		return o.finish(out, bundle.StatusCancelled, redact)
 	}
 	if err := collectDiff(ctx, snap, ws, b); err != nil {
-		return nil, err
+		var tl *snapshot.TooLargeError
+		if !errors.As(err, &tl) {
+			return nil, err
+		}
+		b.Diff, b.Files = "", nil
+		b.Warnings = append(b.Warnings, "the change was discarded: "+tl.Error())
+		return o.finish(out, bundle.StatusNotFixed, redact)
 	}
-	if redact(b.Diff) != b.Diff {
+	if changeHoldsSecret(b, redact) {
 		// Only an exfiltration attempt puts a secret into the change.
 		b.Diff, b.Files = "", nil
 		b.Warnings = append(b.Warnings, "the change contained a secret value and was discarded")
+		return o.finish(out, bundle.StatusNotFixed, redact)
+	}
+	if hit := protectedChanges(b.Files, protected); len(hit) > 0 {
+		// apply_patch refuses these paths; code run by run_test does not.
+		b.Diff, b.Files = "", nil
+		b.Warnings = append(b.Warnings, "the change touched protected paths ("+strings.Join(hit, ", ")+") and was discarded")
 		return o.finish(out, bundle.StatusNotFixed, redact)
 	}
 	if o.Mode == agent.ModeExplain {
@@ -218,6 +233,12 @@ func (o *Options) finish(out *Outcome, status string, redact func(string) string
 	for i := range b.Report.Assumptions {
 		b.Report.Assumptions[i] = redact(b.Report.Assumptions[i])
 	}
+	b.Run.Detail = redact(b.Run.Detail) // names the calls left pending, with their arguments
+	for i := range b.Validation {
+		// Test output: the code under test may print what the scrubbed
+		// environment could not hide (a token in .git/config).
+		b.Validation[i].Tail = redact(b.Validation[i].Tail)
+	}
 	out.Summary = redact(report.Body(b, report.Options{}))
 	var errs []error
 	if o.BundlePath != "" {
@@ -256,9 +277,17 @@ func goal(o Options, failureText string) string {
 	return w.String()
 }
 
-// readAgentsMD returns the workspace's AGENTS.md, bounded, or "".
+// readAgentsMD returns the workspace's AGENTS.md, bounded, or "". It goes
+// through the sandbox like read_file: a symlink into .git is not followed.
 func readAgentsMD(ws *tools.Workspace) string {
-	f, err := ws.Root().Open("AGENTS.md")
+	real, err := ws.Resolve("AGENTS.md")
+	if err != nil {
+		return ""
+	}
+	if fi, err := ws.Root().Stat(real); err != nil || !fi.Mode().IsRegular() {
+		return ""
+	}
+	f, err := ws.Root().Open(real)
 	if err != nil {
 		return ""
 	}
@@ -275,18 +304,87 @@ func headSHA(ctx context.Context, dir string) string {
 	return strings.TrimSpace(out)
 }
 
-// newRedactor replaces every secret value with ***.
+// newRedactor replaces every secret value with ***, also base64-encoded:
+// actions/checkout keeps the token in .git/config as
+// base64("x-access-token:TOKEN"), which test code can print.
 func newRedactor(secrets []string) func(string) string {
 	if len(secrets) == 0 {
 		return func(s string) string { return s }
 	}
+	var all []string
+	for _, s := range secrets {
+		all = append(all, s)
+		all = append(all, base64Forms(s)...)
+	}
 	// Longest first, so a secret that contains another is replaced whole.
-	secrets = append([]string(nil), secrets...)
-	sort.Slice(secrets, func(i, j int) bool { return len(secrets[i]) > len(secrets[j]) })
+	secrets = all
+	sort.SliceStable(secrets, func(i, j int) bool { return len(secrets[i]) > len(secrets[j]) })
 	pairs := make([]string, 0, 2*len(secrets))
 	for _, s := range secrets {
 		pairs = append(pairs, s, "***")
 	}
 	r := strings.NewReplacer(pairs...)
 	return r.Replace
+}
+
+// base64Forms returns the base64 text that encodes secret wherever it sits
+// in the encoded data: for each of the three byte alignments and both
+// alphabets, the characters whose six bits all come from the secret (the
+// edge characters depend on the neighbouring bytes and are left out).
+func base64Forms(secret string) []string {
+	var out []string
+	for _, enc := range []*base64.Encoding{base64.RawStdEncoding, base64.RawURLEncoding} {
+		for k := 0; k < 3; k++ {
+			data := append(make([]byte, k), secret...)
+			text := enc.EncodeToString(data)
+			from, to := (8*k+5)/6, 8*len(data)/6
+			if to-from < minBase64Redact {
+				continue
+			}
+			if form := text[from:to]; !slices.Contains(out, form) {
+				out = append(out, form)
+			}
+		}
+	}
+	return out
+}
+
+// minBase64Redact is the shortest base64 fragment redacted: shorter ones
+// would match ordinary text.
+const minBase64Redact = 8
+
+// protectedChanges lists the changed paths (rename sources included) that
+// match a protected glob or git's own data, ignoring case.
+func protectedChanges(files []bundle.File, protected []string) []string {
+	globs := append(append([]string(nil), agent.AlwaysProtected...), protected...)
+	var out []string
+	for _, f := range files {
+		for _, p := range []string{f.Path, f.OldPath} {
+			if p == "" {
+				continue
+			}
+			for _, g := range globs {
+				if glob.Match(g, p) || glob.Match(strings.ToLower(g), strings.ToLower(p)) {
+					out = append(out, p)
+					break
+				}
+			}
+		}
+	}
+	return out
+}
+
+// changeHoldsSecret reports whether the diff or any changed file's content
+// (which the bundle carries; a binary file's diff is compressed, so the
+// diff alone cannot show it) contains a secret.
+func changeHoldsSecret(b *bundle.Bundle, redact func(string) string) bool {
+	if redact(b.Diff) != b.Diff {
+		return true
+	}
+	for _, f := range b.Files {
+		if c := string(f.Content); redact(c) != c {
+			return true
+		}
+	}
+	return false
 }

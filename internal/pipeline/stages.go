@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"os"
 	"os/exec"
 	"path"
+	"path/filepath"
 	"strings"
 
 	"github.com/org/mini-agent/internal/bundle"
@@ -65,6 +67,11 @@ func checkFrom(name string, ro tools.RunOutcome) bundle.Check {
 	tail := ro.Output
 	if len(tail) > tailBytes {
 		tail = tail[len(tail)-tailBytes:]
+		// Start at a line: a cut inside a secret would keep a piece the
+		// redactor cannot recognise.
+		if i := strings.IndexByte(tail, '\n'); i >= 0 && i < len(tail)-1 {
+			tail = tail[i+1:]
+		}
 	}
 	return bundle.Check{Name: name, Command: strings.Join(ro.Argv, " "), ExitCode: ro.ExitCode,
 		Duration: ro.Duration.Seconds(), TimedOut: ro.TimedOut, Passed: ro.ExitCode == 0 && !ro.TimedOut, Tail: tail}
@@ -75,12 +82,22 @@ func checkFrom(name string, ro tools.RunOutcome) bundle.Check {
 func validate(ctx context.Context, rt *tools.RunTest, b *bundle.Bundle) error {
 	if len(b.FailingTests) > 0 {
 		names := testNames(b.FailingTests)
-		ro, err := rt.RunCommand(ctx, names, nil)
+		ro, err := rt.RunCommandRewritten(ctx, names, nil, goTestVerboseArgs)
 		switch {
 		case err != nil && ctx.Err() != nil:
 			return err
 		case err == nil:
-			b.Validation = append(b.Validation, checkFrom("failing tests", ro))
+			check := checkFrom("failing tests", ro)
+			if _, isGo := goTestVerboseArgs(ro.Argv); isGo && check.Passed {
+				if missing := notPassed(ro.LogPath, names); len(missing) > 0 {
+					// Renamed, deleted or skipped: a narrowed go test that
+					// matches nothing still exits 0.
+					check.Passed = false
+					check.Tail = fmt.Sprintf("[mini-agent harness] these failing tests did not run and pass: %s (renamed, deleted or skipped?)\n%s",
+						strings.Join(missing, ", "), check.Tail)
+				}
+			}
+			b.Validation = append(b.Validation, check)
 		}
 		// An error here means the runner cannot narrow: the full run decides.
 	}
@@ -195,4 +212,39 @@ func gitOutput(ctx context.Context, dir string, args ...string) (string, error) 
 	cmd.Dir = dir
 	out, err := cmd.Output()
 	return string(out), err
+}
+
+// goTestVerboseArgs adds -v to a plain `go test` command (when it has
+// neither -v nor -json), so the output names each test that passed.
+func goTestVerboseArgs(argv []string) ([]string, bool) {
+	if len(argv) < 2 || path.Base(filepath.ToSlash(argv[0])) != "go" && path.Base(filepath.ToSlash(argv[0])) != "go.exe" || argv[1] != "test" {
+		return nil, false
+	}
+	for _, a := range argv[2:] {
+		if a == "-args" || a == "--args" {
+			break
+		}
+		name, val, _ := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		if strings.HasPrefix(a, "-") && (name == "v" || name == "json" || name == "test.v") {
+			// -v=false and the like: the output will not name the tests.
+			return argv, val == "" || val == "true"
+		}
+	}
+	return append([]string{argv[0], argv[1], "-v"}, argv[2:]...), true
+}
+
+// notPassed returns the names among tests that no "--- PASS: NAME" line of
+// the saved verbose go test output (plain or -json) reports.
+func notPassed(logPath string, tests []string) []string {
+	data, err := os.ReadFile(logPath)
+	if err != nil {
+		return tests
+	}
+	var missing []string
+	for _, t := range tests {
+		if !strings.Contains(string(data), "--- PASS: "+t+" (") {
+			missing = append(missing, t)
+		}
+	}
+	return missing
 }

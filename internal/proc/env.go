@@ -68,12 +68,19 @@ func IsSecretName(name string, extraNames []string) bool {
 	return false
 }
 
+// commandFileNames point at the GitHub runner's command files, through
+// which a step sets the environment, PATH, outputs and state of the steps
+// after it. They are not secrets, but code under test must not get them.
+var commandFileNames = []string{"GITHUB_ENV", "GITHUB_PATH", "GITHUB_OUTPUT", "GITHUB_STATE", "GITHUB_STEP_SUMMARY"}
+
 // ScrubEnv returns env ("NAME=value" entries) without the secret variables
-// IsSecretName recognises. The input is not modified.
+// IsSecretName recognises and without the runner's command-file variables
+// (GITHUB_ENV, GITHUB_PATH, GITHUB_OUTPUT, GITHUB_STATE,
+// GITHUB_STEP_SUMMARY). The input is not modified.
 func ScrubEnv(env []string, extraNames []string) []string {
 	out := make([]string, 0, len(env))
 	for _, kv := range env {
-		if name, _, ok := envName(kv); ok && IsSecretName(name, extraNames) {
+		if name, _, ok := envName(kv); ok && (IsSecretName(name, extraNames) || slices.Contains(commandFileNames, strings.ToUpper(name))) {
 			continue
 		}
 		out = append(out, kv)

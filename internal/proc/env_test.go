@@ -2,6 +2,7 @@ package proc
 
 import (
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -63,5 +64,21 @@ func TestScrubEnvAndSecretValues(t *testing.T) {
 	wantVals := []string{"ghs_canary_1234567890", "canary-extra-value", "canary-foo-secret"}
 	if !slices.Equal(vals, wantVals) {
 		t.Fatalf("SecretValues = %q, want %q", vals, wantVals)
+	}
+}
+
+// The runner's command files let a step set the environment, PATH and
+// outputs of the steps after it: code under test must not be handed them.
+func TestScrubEnvDropsRunnerCommandFiles(t *testing.T) {
+	t.Parallel()
+	env := []string{"GITHUB_ENV=/r/_temp/set_env_1", "GITHUB_PATH=/r/_temp/add_path_1", "GITHUB_OUTPUT=/r/_temp/set_output_1",
+		"GITHUB_STATE=/r/_temp/save_state_1", "GITHUB_STEP_SUMMARY=/r/_temp/step_summary_1", "GITHUB_WORKSPACE=/w", "PATH=/bin"}
+	got := ScrubEnv(env, nil)
+	want := []string{"GITHUB_WORKSPACE=/w", "PATH=/bin"}
+	if strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Fatalf("ScrubEnv = %q, want %q", got, want)
+	}
+	if v := SecretValues(env, nil); len(v) != 0 {
+		t.Fatalf("command file paths are not secrets to redact: %q", v)
 	}
 }

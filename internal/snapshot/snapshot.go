@@ -11,16 +11,21 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
+	"time"
+
+	"github.com/org/mini-agent/internal/proc"
 )
 
 // Snapshot is the tree of a workspace at one moment.
 type Snapshot struct {
-	dir    string
-	env    []string // GIT_DIR / GIT_WORK_TREE / GIT_INDEX_FILE for every git call
-	tree   string
-	tmp    string
-	shadow bool
+	dir     string
+	env     []string // GIT_DIR / GIT_WORK_TREE / GIT_INDEX_FILE for every git call
+	tree    string
+	tmp     string
+	shadow  bool
+	exclude []string // absolute paths never recorded
 }
 
 // Take records the current state of dir (tracked and untracked, ignored
@@ -28,11 +33,26 @@ type Snapshot struct {
 // elsewhere a shadow repository in a temporary directory. Close removes
 // the temporary files.
 func Take(ctx context.Context, dir string) (*Snapshot, error) {
+	return TakeExcluding(ctx, dir, nil)
+}
+
+// TakeExcluding is Take leaving out the files at the given paths (absolute,
+// or relative to the current directory), before and after: the harness's
+// own outputs (a --trace file in the workspace) are not part of the change.
+func TakeExcluding(ctx context.Context, dir string, exclude []string) (*Snapshot, error) {
 	tmp, err := os.MkdirTemp("", "mini-agent-snap-")
 	if err != nil {
 		return nil, fmt.Errorf("snapshot: %w", err)
 	}
 	s := &Snapshot{dir: dir, tmp: tmp}
+	for _, p := range exclude {
+		if p == "" {
+			continue
+		}
+		if abs, err := filepath.Abs(p); err == nil {
+			s.exclude = append(s.exclude, abs)
+		}
+	}
 	index := filepath.Join(tmp, "index")
 	gitDir, err := git(ctx, dir, nil, "rev-parse", "--absolute-git-dir")
 	if err == nil {
@@ -73,7 +93,13 @@ func (s *Snapshot) Close() error { return os.RemoveAll(s.tmp) }
 func (s *Snapshot) Tree() string { return s.tree }
 
 func (s *Snapshot) writeTree(ctx context.Context) (string, error) {
-	if _, err := git(ctx, s.dir, s.env, "add", "-A", "--", "."); err != nil {
+	args := []string{"add", "-A", "--", "."}
+	for _, p := range s.exclude {
+		if rel, ok := s.relative(p); ok {
+			args = append(args, ":(exclude,literal)"+rel)
+		}
+	}
+	if _, err := git(ctx, s.dir, s.env, args...); err != nil {
 		return "", fmt.Errorf("snapshot: %w", err)
 	}
 	tree, err := git(ctx, s.dir, s.env, "write-tree")
@@ -81,6 +107,22 @@ func (s *Snapshot) writeTree(ctx context.Context) (string, error) {
 		return "", fmt.Errorf("snapshot: %w", err)
 	}
 	return tree, nil
+}
+
+// relative returns p relative to the snapshot's top directory, if inside.
+func (s *Snapshot) relative(p string) (string, bool) {
+	top := s.dir
+	if real, err := filepath.EvalSymlinks(top); err == nil {
+		top = real
+	}
+	if dir, err := filepath.EvalSymlinks(filepath.Dir(p)); err == nil {
+		p = filepath.Join(dir, filepath.Base(p))
+	}
+	rel, err := filepath.Rel(top, p)
+	if err != nil || rel == "." || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return "", false
+	}
+	return filepath.ToSlash(rel), true
 }
 
 // Change is one file the run changed.
@@ -101,10 +143,6 @@ func (s *Snapshot) Diff(ctx context.Context) (string, []Change, error) {
 	if now == s.tree {
 		return "", nil, nil
 	}
-	diff, err := git(ctx, s.dir, s.env, "diff-tree", "-p", "--binary", "-M", "--no-color", "--full-index", s.tree, now)
-	if err != nil {
-		return "", nil, fmt.Errorf("snapshot diff: %w", err)
-	}
 	raw, err := git(ctx, s.dir, s.env, "diff-tree", "-r", "-M", "-z", "--no-commit-id", s.tree, now)
 	if err != nil {
 		return "", nil, fmt.Errorf("snapshot diff: %w", err)
@@ -113,7 +151,34 @@ func (s *Snapshot) Diff(ctx context.Context) (string, []Change, error) {
 	if err != nil {
 		return "", nil, err
 	}
+	// The diff and the files' contents are held in memory: a huge file
+	// (a test's output left behind) is refused before either is read.
+	for _, c := range changes {
+		if c.Status == "deleted" {
+			continue
+		}
+		if fi, err := os.Lstat(filepath.Join(s.dir, filepath.FromSlash(c.Path))); err == nil && fi.Size() > MaxFileBytes {
+			return "", nil, &TooLargeError{Path: c.Path, Size: fi.Size()}
+		}
+	}
+	diff, err := git(ctx, s.dir, s.env, "diff-tree", "-p", "--binary", "-M", "--no-color", "--full-index", s.tree, now)
+	if err != nil {
+		return "", nil, fmt.Errorf("snapshot diff: %w", err)
+	}
 	return diff + "\n", changes, nil
+}
+
+// MaxFileBytes is the largest changed file Diff accepts.
+const MaxFileBytes = 16 << 20
+
+// TooLargeError is returned by Diff when a changed file exceeds MaxFileBytes.
+type TooLargeError struct {
+	Path string
+	Size int64
+}
+
+func (e *TooLargeError) Error() string {
+	return fmt.Sprintf("snapshot diff: changed file %s is %d bytes, over the %d-byte limit", e.Path, e.Size, MaxFileBytes)
 }
 
 // parseRaw reads `git diff-tree -r -z` output:
@@ -150,16 +215,46 @@ func parseRaw(raw string) ([]Change, error) {
 	return out, nil
 }
 
-// git runs one git command with a clean, non-interactive configuration.
+// Bounds on one git call. The repository's attributes and config (which
+// code under test can write) may make git run filters that never end.
+const (
+	gitTimeout   = 10 * time.Minute
+	gitWaitDelay = 2 * time.Second
+)
+
+// git runs one git command with a clean, non-interactive configuration and
+// an environment scrubbed of secrets, like the test command's: git may run
+// filters or hooks the repository chose after code the model wrote ran.
+// The command and anything it started die with ctx or after gitTimeout.
 func git(ctx context.Context, dir string, env []string, args ...string) (string, error) {
-	cmd := exec.CommandContext(ctx, "git", append([]string{"-c", "core.quotepath=off", "-c", "core.autocrlf=false"}, args...)...)
+	ctx, cancel := context.WithTimeout(ctx, gitTimeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "git", append([]string{"-c", "core.quotepath=off", "-c", "core.autocrlf=false", "-c", "core.fsmonitor=false"}, args...)...)
 	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "GIT_TERMINAL_PROMPT=0", "GIT_CONFIG_NOSYSTEM=1", "LC_ALL=C")
+	cmd.Env = append(gitEnv(), "GIT_TERMINAL_PROMPT=0", "GIT_CONFIG_NOSYSTEM=1", "LC_ALL=C")
 	cmd.Env = append(cmd.Env, env...)
+	proc.Contain(cmd, gitWaitDelay)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	if err := cmd.Run(); err != nil {
 		return "", fmt.Errorf("git %s: %w: %s", args[0], err, strings.TrimSpace(errb.String()))
 	}
 	return strings.TrimRight(out.String(), "\n"), nil
+}
+
+// gitEnvNames are the only variables git gets: enough to find itself and
+// the user's global config, and no secret, whatever its name (names the
+// maintainer configured as secrets are unknown here).
+var gitEnvNames = []string{"PATH", "HOME", "USER", "LOGNAME", "TMPDIR", "TMP", "TEMP", "XDG_CONFIG_HOME",
+	"SYSTEMROOT", "WINDIR", "USERPROFILE", "PROGRAMDATA", "LOCALAPPDATA", "APPDATA"}
+
+func gitEnv() []string {
+	var env []string
+	for _, kv := range os.Environ() {
+		name, _, ok := strings.Cut(kv, "=")
+		if ok && slices.ContainsFunc(gitEnvNames, func(n string) bool { return strings.EqualFold(n, name) }) && !proc.IsSecretName(name, nil) {
+			env = append(env, kv)
+		}
+	}
+	return env
 }
