@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"github.com/org/mini-agent/internal/proc"
 	"io"
 	"os"
 	"os/exec"
@@ -357,7 +358,7 @@ func (a *actionRun) options() (pipeline.Options, error) {
 		BaseURL: first(in.BaseURL, d.BaseURL), TestCommand: first(in.TestCommand, d.TestCommand),
 		Protected: a.cfg.ProtectedPaths(), SecretNames: secretInputEnv,
 		TracePath: filepath.Join(a.tmp, "trace.jsonl"), BundlePath: filepath.Join(a.tmp, "bundle.json"),
-		Progress: newCommandSafeWriter(a.env.Stdout, &a.lock), Getenv: apiKeyGetenv(a.env.Getenv, in.APIKey), Environ: withoutRunnerFiles(a.env.Environ),
+		Progress: newCommandSafeWriter(a.env.Stdout, &a.lock), Getenv: apiKeyGetenv(a.env.Getenv, in.APIKey), Environ: proc.WithoutCommandFiles(environOr(a.env.Environ)),
 		TestTimeout: 10 * time.Minute}
 	if in.Token != "" {
 		// actions/checkout persists the token in .git/config in this form.

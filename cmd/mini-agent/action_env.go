@@ -10,7 +10,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -269,29 +268,6 @@ func apiKeyGetenv(getenv func(string) string, apiKey string) func(string) string
 	}
 }
 
-// runnerFileEnv are the runner's file-command paths and service URLs. The
-// test command runs code the model wrote, so it is not told where they are:
-// through them it could set variables (BASH_ENV, LD_PRELOAD), PATH entries,
-// outputs or the summary for the job's later steps, outside the harness.
-var runnerFileEnv = []string{"GITHUB_ENV", "GITHUB_PATH", "GITHUB_OUTPUT", "GITHUB_STATE", "GITHUB_STEP_SUMMARY",
-	"ACTIONS_RUNTIME_URL", "ACTIONS_CACHE_URL", "ACTIONS_RESULTS_URL"}
-
-// withoutRunnerFiles returns environ (the process environment when nil)
-// without runnerFileEnv, as a new slice.
-func withoutRunnerFiles(environ []string) []string {
-	if environ == nil {
-		environ = os.Environ()
-	}
-	out := make([]string, 0, len(environ))
-	for _, kv := range environ {
-		name, _, _ := strings.Cut(kv, "=")
-		if !slices.ContainsFunc(runnerFileEnv, func(n string) bool { return strings.EqualFold(n, name) }) {
-			out = append(out, kv)
-		}
-	}
-	return out
-}
-
 // httpClient is the GitHub client's HTTP client: the injected one (tests),
 // with a whole-call timeout unless it has its own.
 func (e actionEnv) httpClient() *http.Client {
@@ -325,4 +301,12 @@ func (a *actionRun) warnPersistedCredentials(ctx context.Context) {
 	a.gha.Warningf("the checkout left a credential in the git config (%s): code the model writes runs as tests in this "+
 		"workspace and could read it; use actions/checkout with `persist-credentials: false` (mini-agent publishes "+
 		"through the API and needs no git credential)", oneLine(string(out)))
+}
+
+// environOr is environ, or the process environment when nil.
+func environOr(environ []string) []string {
+	if environ == nil {
+		return os.Environ()
+	}
+	return environ
 }

@@ -70,17 +70,35 @@ func IsSecretName(name string, extraNames []string) bool {
 
 // commandFileNames point at the GitHub runner's command files, through
 // which a step sets the environment, PATH, outputs and state of the steps
-// after it. They are not secrets, but code under test must not get them.
-var commandFileNames = []string{"GITHUB_ENV", "GITHUB_PATH", "GITHUB_OUTPUT", "GITHUB_STATE", "GITHUB_STEP_SUMMARY"}
+// after it, and at the runner's service URLs. They are not secrets, but
+// code under test (which the model may have written) must not get them.
+var commandFileNames = []string{"GITHUB_ENV", "GITHUB_PATH", "GITHUB_OUTPUT", "GITHUB_STATE", "GITHUB_STEP_SUMMARY",
+	"ACTIONS_RUNTIME_URL", "ACTIONS_CACHE_URL", "ACTIONS_RESULTS_URL"}
+
+func isCommandFileName(name string) bool { return slices.Contains(commandFileNames, strings.ToUpper(name)) }
 
 // ScrubEnv returns env ("NAME=value" entries) without the secret variables
 // IsSecretName recognises and without the runner's command-file variables
-// (GITHUB_ENV, GITHUB_PATH, GITHUB_OUTPUT, GITHUB_STATE,
-// GITHUB_STEP_SUMMARY). The input is not modified.
+// (see WithoutCommandFiles). The input is not modified.
 func ScrubEnv(env []string, extraNames []string) []string {
 	out := make([]string, 0, len(env))
 	for _, kv := range env {
-		if name, _, ok := envName(kv); ok && (IsSecretName(name, extraNames) || slices.Contains(commandFileNames, strings.ToUpper(name))) {
+		if name, _, ok := envName(kv); ok && (IsSecretName(name, extraNames) || isCommandFileName(name)) {
+			continue
+		}
+		out = append(out, kv)
+	}
+	return out
+}
+
+// WithoutCommandFiles returns env without the runner's command-file paths
+// (GITHUB_ENV, GITHUB_PATH, GITHUB_OUTPUT, GITHUB_STATE, GITHUB_STEP_SUMMARY)
+// and service URLs, keeping secrets (the harness still needs their values
+// to redact them). The input is not modified.
+func WithoutCommandFiles(env []string) []string {
+	out := make([]string, 0, len(env))
+	for _, kv := range env {
+		if name, _, ok := envName(kv); ok && isCommandFileName(name) {
 			continue
 		}
 		out = append(out, kv)
