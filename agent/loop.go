@@ -266,13 +266,26 @@ func normalizeIDs(calls []ToolCall, step int) []ToolCall {
 	return out
 }
 
+// Fingerprinter is implemented by tools whose results carry volatile parts
+// (durations, run numbers) that would hide a repeated identical outcome
+// from loop detection. Fingerprint returns the result without them.
+type Fingerprinter interface {
+	Fingerprint(resultText string) string
+}
+
 // looping counts identical (call, result) pairs over the run.
 func (r *run) looping(calls []ToolCall, results []Message) bool {
 	hit := false
 	for i, c := range calls {
 		h := sha256.New()
 		fmt.Fprintf(h, "%s\x00%s\x00", c.Name, canonicalJSON(c.Arguments))
-		h.Write([]byte(results[i].Text))
+		text := results[i].Text
+		if t, ok := r.a.Tools.Lookup(c.Name); ok {
+			if fp, ok := t.(Fingerprinter); ok {
+				text = fp.Fingerprint(text)
+			}
+		}
+		h.Write([]byte(text))
 		var key [32]byte
 		copy(key[:], h.Sum(nil))
 		r.seen[key]++

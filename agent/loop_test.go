@@ -467,3 +467,27 @@ func TestTruncatedReplyIsNotAFinalMessage(t *testing.T) {
 		t.Fatalf("no continuation note: %+v", h)
 	}
 }
+
+// volatileTool answers with a changing duration, and fingerprints it away.
+type volatileTool struct{ funcTool }
+
+func (v *volatileTool) Fingerprint(s string) string { return strings.Split(s, " took ")[0] }
+
+func TestLoopDetectionUsesToolFingerprints(t *testing.T) {
+	t.Parallel()
+	n := 0
+	tool := &volatileTool{funcTool{name: "run", fn: func(context.Context, json.RawMessage) (Result, error) {
+		n++
+		return Result{Text: "FAIL TestX took " + strings.Repeat("1", n) + "ms", IsError: true}, nil
+	}}}
+	same := calls(call("run", `{}`))
+	m := &fakeModel{outs: []Output{same, same, same, same, final("x")}}
+	a, _ := newAgent(m, WorkspaceWrite{}, tool)
+	res, err := a.Run(context.Background(), "g")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.StopReason != StopLoopDetected || res.Steps != 3 {
+		t.Fatalf("stop %s after %d steps", res.StopReason, res.Steps)
+	}
+}

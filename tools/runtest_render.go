@@ -2,6 +2,7 @@ package tools
 
 import (
 	"fmt"
+	"regexp"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -85,4 +86,22 @@ func truncate(s string, n int) string {
 
 func oneLine(s string) string {
 	return strings.Join(strings.Fields(s), " ")
+}
+
+// Volatile parts of a run_test answer: its duration line, run numbers in
+// log references, and test runners' timings ("(0.00s)", "0.012s", "277ms").
+var (
+	durationLine = regexp.MustCompile(`(?m)^duration: .*$`)
+	runRef       = regexp.MustCompile(`@runs/\d+\.log`)
+	timing       = regexp.MustCompile(`\b\d+(\.\d+)?(ms|s|µs|m\d+(\.\d+)?s)\b`)
+)
+
+// Fingerprint implements agent.Fingerprinter: two runs with the same
+// outcome give the same fingerprint, whatever they took, so the loop sees
+// a model re-running an unchanged failing test as repeating itself.
+// Assertion values are kept: a changed "got 1200" is a changed outcome.
+func (r *RunTest) Fingerprint(text string) string {
+	text = durationLine.ReplaceAllString(text, "duration: -")
+	text = runRef.ReplaceAllString(text, "@runs/N.log")
+	return timing.ReplaceAllString(text, "T")
 }

@@ -75,7 +75,9 @@ func IsSecretName(name string, extraNames []string) bool {
 var commandFileNames = []string{"GITHUB_ENV", "GITHUB_PATH", "GITHUB_OUTPUT", "GITHUB_STATE", "GITHUB_STEP_SUMMARY",
 	"ACTIONS_RUNTIME_URL", "ACTIONS_CACHE_URL", "ACTIONS_RESULTS_URL"}
 
-func isCommandFileName(name string) bool { return slices.Contains(commandFileNames, strings.ToUpper(name)) }
+func isCommandFileName(name string) bool {
+	return slices.Contains(commandFileNames, strings.ToUpper(name))
+}
 
 // ScrubEnv returns env ("NAME=value" entries) without the secret variables
 // IsSecretName recognises and without the runner's command-file variables
