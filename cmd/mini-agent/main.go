@@ -12,6 +12,12 @@ import (
 func main() {
 	hardenProcess()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	// The first signal cancels the run cleanly (test process groups killed,
+	// reports written); a second one gets the default behaviour: exit now.
+	go func() {
+		<-ctx.Done()
+		stop()
+	}()
 	code := Main(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	stop()
 	os.Exit(code)
