@@ -72,27 +72,15 @@ func (a *actionRun) run(ctx context.Context) (string, int, string) {
 	if err != nil {
 		return a.fail(pipeline.ExitUsage, err)
 	}
-	router := &route.Router{LoadConfig: a.loadConfig}
 	if in.Token != "" {
-		if a.gh, err = ghapi.New(ctx, ghapi.Options{Token: in.Token, BaseURL: a.env.Getenv("GITHUB_API_URL"),
-			HTTPClient: a.env.httpClient(), WriteInterval: a.env.WriteInterval}); err != nil {
+		if err := a.connect(ctx, in.Token); err != nil {
 			return a.fail(pipeline.ExitUsage, err)
 		}
-		router.GitHub = a.gh
 	}
-	d, cfg, err := router.Route(ctx, ev)
-	a.cfg = cfg
-	switch {
-	case errors.Is(err, route.ErrEvent), isConfigError(err):
-		return a.fail(pipeline.ExitUsage, err)
-	case err != nil:
-		return a.fail(ExitFailed, err)
-	case d.Skipped():
-		a.gha.Noticef("mini-agent skipped: %s", d.Reason)
-		return publish.StatusSkipped, pipeline.ExitOK, "## mini-agent: skipped\n\n" + d.Reason + "\n"
+	if end := a.route(ctx, ev); end != nil {
+		return end.status, end.code, end.summary
 	}
-	a.job = d.Job
-	fmt.Fprintf(a.log(), "mini-agent: %s\nwrite policy: %s (%s)\npolicy file: %s\n", a.job.Trigger, a.job.Write, a.job.Reason, cfg.Origin)
+	fmt.Fprintf(a.log(), "mini-agent: %s\nwrite policy: %s (%s)\npolicy file: %s\n", a.job.Trigger, a.job.Write, a.job.Reason, a.cfg.Origin)
 	if a.job.Help {
 		return a.help(ctx)
 	}
@@ -424,6 +412,44 @@ func (a *actionRun) log() io.Writer { return newCommandSafeWriter(a.env.Stdout, 
 
 // fail ends the run with an error annotation; a command's tracking comment
 // says so too, so a requested run never ends in silence.
+// ending is how a run ends early: its status, exit code and summary.
+type ending struct {
+	status  string
+	code    int
+	summary string
+}
+
+// connect builds the GitHub API client from the token.
+func (a *actionRun) connect(ctx context.Context, token string) (err error) {
+	a.gh, err = ghapi.New(ctx, ghapi.Options{Token: token, BaseURL: a.env.Getenv("GITHUB_API_URL"),
+		HTTPClient: a.env.httpClient(), WriteInterval: a.env.WriteInterval})
+	return err
+}
+
+// route decides what the event asks for (the action and publish share it)
+// and sets a.job and a.cfg; a non-nil ending means the run stops here:
+// skipped, refused or failed.
+func (a *actionRun) route(ctx context.Context, ev route.Event) *ending {
+	router := &route.Router{LoadConfig: a.loadConfig}
+	if a.gh != nil {
+		router.GitHub = a.gh
+	}
+	d, cfg, err := router.Route(ctx, ev)
+	a.cfg = cfg
+	end := func(status string, code int, summary string) *ending { return &ending{status, code, summary} }
+	switch {
+	case errors.Is(err, route.ErrEvent), isConfigError(err):
+		return end(a.fail(pipeline.ExitUsage, err))
+	case err != nil:
+		return end(a.fail(ExitFailed, err))
+	case d.Skipped():
+		a.gha.Noticef("mini-agent skipped: %s", d.Reason)
+		return end(publish.StatusSkipped, pipeline.ExitOK, "## mini-agent: skipped\n\n"+d.Reason+"\n")
+	}
+	a.job = d.Job
+	return nil
+}
+
 func (a *actionRun) fail(code int, err error) (string, int, string) {
 	a.gha.Errorf("mini-agent: %v", err)
 	a.trackFailure(err.Error())

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/org/mini-agent/ghapi"
 	"github.com/org/mini-agent/internal/bundle"
 	"github.com/org/mini-agent/internal/config"
 	"github.com/org/mini-agent/internal/pipeline"
@@ -73,28 +72,19 @@ func (a *actionRun) publishBundle(ctx context.Context, path, cfgPath string) (st
 	if err != nil {
 		return a.fail(pipeline.ExitUsage, err)
 	}
-	if a.gh, err = ghapi.New(ctx, ghapi.Options{Token: in.Token, BaseURL: a.env.Getenv("GITHUB_API_URL"),
-		HTTPClient: a.env.httpClient(), WriteInterval: a.env.WriteInterval}); err != nil {
+	if err := a.connect(ctx, in.Token); err != nil {
 		return a.fail(pipeline.ExitUsage, err)
 	}
-	d, cfg, err := (&route.Router{GitHub: a.gh, LoadConfig: a.loadConfig}).Route(ctx, ev)
-	a.cfg = cfg
-	switch {
-	case errors.Is(err, route.ErrEvent), isConfigError(err):
-		return a.fail(pipeline.ExitUsage, err)
-	case err != nil:
-		return a.fail(ExitFailed, err)
-	case d.Skipped():
-		a.gha.Noticef("mini-agent skipped: %s", d.Reason)
-		return publish.StatusSkipped, pipeline.ExitOK, "## mini-agent: skipped\n\n" + d.Reason + "\n"
-	case d.Job.Help:
+	if end := a.route(ctx, ev); end != nil {
+		return end.status, end.code, end.summary
+	}
+	if a.job.Help {
 		return publish.StatusSkipped, pipeline.ExitOK, "## mini-agent: skipped\n\nhelp is answered by `mini-agent action`, not publish\n"
 	}
-	a.job = d.Job
 	if a.job.RunURL == "" && a.job.Source != route.SourceRun {
 		a.job.RunURL = a.currentRunURL()
 	}
-	fmt.Fprintf(a.log(), "mini-agent publish: %s\nwrite policy: %s (%s)\npolicy file: %s\n", a.job.Trigger, a.job.Write, a.job.Reason, cfg.Origin)
+	fmt.Fprintf(a.log(), "mini-agent publish: %s\nwrite policy: %s (%s)\npolicy file: %s\n", a.job.Trigger, a.job.Write, a.job.Reason, a.cfg.Origin)
 	publish.Annotate(b, a.job)
 	res, perr := publish.Publish(ctx, a.gh, publish.Request{Bundle: b, Job: a.job, Config: a.cfg.Config, Log: a.log()})
 	return a.published(b, res, perr)
