@@ -435,3 +435,30 @@ func TestTraceInsideTheWorkspaceIsNotPartOfTheChange(t *testing.T) {
 		t.Fatalf("status %s", out.Bundle.Status)
 	}
 }
+
+func TestRedactorMasksPartsOfACutSecret(t *testing.T) {
+	t.Parallel()
+	const secret = "ghp_0123456789abcdefghijABCDEFGHIJ0123"
+	r := newRedactor([]string{secret})
+	cut := "token = " + secret[:24] + " [... line cut: 900 bytes in all]"
+	got := r(cut)
+	for i := 0; i+fragmentLen <= len(secret); i++ {
+		if strings.Contains(got, secret[i:i+fragmentLen]) {
+			t.Fatalf("a %d-byte part of the secret survived: %q", fragmentLen, got)
+		}
+	}
+	if r("x "+secret+" y") != "x *** y" {
+		t.Fatalf("whole secret: %q", r("x "+secret+" y"))
+	}
+	if r("ordinary text 0123456789") != "ordinary text 0123456789" {
+		t.Fatal("ordinary text changed")
+	}
+}
+
+func TestRedactorKeepsPartsOfPathLikeSecrets(t *testing.T) {
+	t.Parallel()
+	r := newRedactor([]string{"/home/runner/work/_temp/secret-file-path"})
+	if got := r("see /home/runner/work/repo/repo/cart.go:14"); got != "see /home/runner/work/repo/repo/cart.go:14" {
+		t.Fatalf("path fragment masked: %q", got)
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"unicode"
 
 	"github.com/org/mini-agent/agent"
 	"github.com/org/mini-agent/agent/provider"
@@ -323,9 +324,39 @@ func newRedactor(secrets []string) func(string) string {
 	for _, s := range secrets {
 		pairs = append(pairs, s, "***")
 	}
+	// Then fragments: a tool that cuts long lines (read_file, search) may
+	// show only part of a secret. Any run of fragmentLen bytes of one is
+	// masked; whole matches come first in the list, so they win.
+	seen := map[string]bool{}
+	for _, s := range secrets {
+		if !tokenLike(s) {
+			continue // a path or a phrase: its parts are ordinary text
+		}
+		for i := 0; i+fragmentLen <= len(s); i++ {
+			if f := s[i : i+fragmentLen]; !seen[f] {
+				seen[f] = true
+				pairs = append(pairs, f, "***")
+			}
+		}
+	}
 	r := strings.NewReplacer(pairs...)
 	return r.Replace
 }
+
+// tokenLike reports whether a secret looks like a generated token (long,
+// one word, letters and digits, no path): only such secrets have their
+// parts masked.
+func tokenLike(s string) bool {
+	if len(s) < 20 || strings.ContainsAny(s, " /\\\t\n") {
+		return false
+	}
+	return strings.ContainsAny(s, "0123456789") && strings.IndexFunc(s, unicode.IsLetter) >= 0
+}
+
+// fragmentLen is the shortest part of a secret that is masked on its own:
+// long enough not to match ordinary text, short enough that a cut secret
+// leaks at most fragmentLen-1 bytes.
+const fragmentLen = 12
 
 // base64Forms returns the base64 text that encodes secret wherever it sits
 // in the encoded data: for each of the three byte alignments and both
