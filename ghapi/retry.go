@@ -159,6 +159,11 @@ func (t *retryTransport) decide(req *http.Request, resp *http.Response, err erro
 		return 0, false // a real permission problem
 	case code == http.StatusInternalServerError, code == http.StatusBadGateway,
 		code == http.StatusServiceUnavailable, code == http.StatusGatewayTimeout:
+		if createsComment(req) {
+			// GitHub may have stored it before failing: a retry could post
+			// it twice. The caller finds-or-creates by marker instead.
+			return 0, false
+		}
 		if d, ok := retryAfter(resp, now); ok {
 			return d, true
 		}
@@ -259,6 +264,14 @@ func peekSecondaryLimit(resp *http.Response) bool {
 	}
 	lower := bytes.ToLower(head)
 	return bytes.Contains(lower, []byte("secondary rate limit")) || bytes.Contains(lower, []byte("abuse detection"))
+}
+
+// createsComment reports a POST that creates an issue or PR comment: the
+// one write here that is neither content-addressed (blobs, trees,
+// commits), idempotent (labels, reactions, edits) nor guarded by a 422
+// (a second PR for the same head).
+func createsComment(req *http.Request) bool {
+	return req.Method == http.MethodPost && strings.HasSuffix(req.URL.Path, "/comments")
 }
 
 func isWrite(method string) bool {

@@ -179,12 +179,30 @@ func TestRetry_rateLimitedErrorSaysWhen(t *testing.T) {
 func TestRetry_writeBodyReplayed(t *testing.T) {
 	t.Parallel()
 	f := setup(t)
-	s := &script{steps: []step{{status: 502}, {status: 201, body: `{"id":5}`}}}
-	f.handle("/repos/o/r/issues/1/comments", s.serve)
-	if _, err := f.client.CreateComment(t.Context(), "o", "r", 1, "hello"); err != nil {
+	s := &script{steps: []step{{status: 502}, {status: 200, body: `[{"name":"bug"}]`}}}
+	f.handle("/repos/o/r/issues/1/labels", s.serve)
+	if err := f.client.AddLabels(t.Context(), "o", "r", 1, "bug"); err != nil {
 		t.Fatal(err)
 	}
-	equal(t, "bodies", s.bodies, []string{`{"body":"hello"}` + "\n", `{"body":"hello"}` + "\n"})
+	equal(t, "bodies", s.bodies, []string{`["bug"]` + "\n", `["bug"]` + "\n"})
+}
+
+func TestRetry_commentCreationIsNotRetriedOn5xx(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	// GitHub may have stored the comment before answering 502: a retry
+	// would post it twice.
+	s := &script{steps: []step{{status: 502}, {status: 201, body: `{"id":5}`}}}
+	f.handle("/repos/o/r/issues/1/comments", s.serve)
+	if _, err := f.client.CreateComment(t.Context(), "o", "r", 1, "hello"); err == nil || s.n != 1 {
+		t.Fatalf("err = %v after %d calls, want an error after 1", err, s.n)
+	}
+	// A 429 means it was not processed: that one is retried.
+	s2 := &script{steps: []step{{status: 429, headers: map[string]string{"Retry-After": "1"}}, {status: 201, body: `{"id":6}`}}}
+	f.handle("/repos/o/r/issues/2/comments", s2.serve)
+	if _, err := f.client.CreateComment(t.Context(), "o", "r", 2, "hello"); err != nil || s2.n != 2 {
+		t.Fatalf("err = %v after %d calls, want success after 2", err, s2.n)
+	}
 }
 
 func TestRetry_deadlineTooCloseReturnsAtOnce(t *testing.T) {
