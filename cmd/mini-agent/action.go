@@ -444,6 +444,7 @@ func (a *actionRun) route(ctx context.Context, ev route.Event) *ending {
 		return end(a.fail(ExitFailed, err))
 	case d.Skipped():
 		a.gha.Noticef("mini-agent skipped: %s", d.Reason)
+		a.replySkipped(ctx, d)
 		return end(publish.StatusSkipped, pipeline.ExitOK, "## mini-agent: skipped\n\n"+d.Reason+"\n")
 	}
 	a.job = d.Job
@@ -454,6 +455,19 @@ func (a *actionRun) fail(code int, err error) (string, int, string) {
 	a.gha.Errorf("mini-agent: %v", err)
 	a.trackFailure(err.Error())
 	return publish.StatusFailed, code, "## mini-agent: failed\n\n" + err.Error() + "\n"
+}
+
+// replySkipped answers a person's comment command that an authorized
+// route stopped (off label, PR head moved): they asked, so they are told.
+func (a *actionRun) replySkipped(ctx context.Context, d route.Decision) {
+	j := d.About
+	if j == nil || j.CommentID == 0 || a.gh == nil {
+		return
+	}
+	t := &publish.Tracker{GH: a.gh, Owner: j.Owner, Repo: j.Repo, PR: j.PR}
+	if _, err := t.Post(ctx, fmt.Sprintf("**mini-agent** · %s\n\n**Skipped:** %s.\n", j.Trigger, d.Reason)); err != nil {
+		a.gha.Warningf("could not answer the command: %v", err)
+	}
 }
 
 // trackFailure puts a failure on a command's tracking comment.

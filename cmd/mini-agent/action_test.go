@@ -378,3 +378,23 @@ func TestActionRefusedPublishUpdatesTheTrackingComment(t *testing.T) {
 		t.Errorf("%d git writes for a refused result", n)
 	}
 }
+
+func TestActionCommentOnAnOffPRGetsAnAnswer(t *testing.T) {
+	t.Parallel()
+	sc, pr := prScene(t, "", "mini-agent:off")
+	id := sc.s.AddComment(testRepo, pr, "hubot", "MEMBER", "/mini-agent fix")
+	env, vars, stdout := sc.env(t, "issue_comment", commentPayload(pr, id, "hubot", "User", "MEMBER", "/mini-agent fix"), nil)
+	if code := actionMain(t.Context(), env); code != 0 {
+		t.Fatalf("exit %d\n%s", code, stdout)
+	}
+	if out := outputs(t, vars["GITHUB_OUTPUT"]); out["status"] != "skipped" {
+		t.Errorf("outputs = %v", out)
+	}
+	comments := sc.s.Comments(testRepo, pr)
+	if len(comments) != 2 || !strings.Contains(comments[1].Body, "**Skipped:** label mini-agent:off") {
+		t.Fatalf("comments = %+v, want the command and an answer saying it is off", comments)
+	}
+	if n := len(sc.s.Pulls(testRepo)); n != 1 {
+		t.Errorf("%d PRs: a skipped command opened one", n)
+	}
+}

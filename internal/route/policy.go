@@ -179,7 +179,7 @@ func decide(t *Trigger, cfg *config.Config, job *Job) Decision {
 	}
 	switch {
 	case has(cfg.Labels.Off):
-		return skip(2, "label %s%s: mini-agent is off for this pull request", cfg.Labels.Off, on)
+		return stop(job, "label %s%s: mini-agent is off for this pull request", cfg.Labels.Off, on)
 	case has(cfg.Labels.ReadOnly):
 		return accept(agent.ModeExplain, WriteNone, fmt.Sprintf("label %s%s: explain only, the agent runs read-only", cfg.Labels.ReadOnly, on))
 	case t.mode == agent.ModeExplain:
@@ -191,11 +191,18 @@ func decide(t *Trigger, cfg *config.Config, job *Job) Decision {
 			return accept(agent.ModeFix, WritePropose, fmt.Sprintf("label %s but no pull request: proposing a new PR", cfg.Labels.Push))
 		}
 		if job.PRHead != "" && job.PRHead != job.HeadSHA {
-			return skip(2, "label %s%s, but the PR's head moved from %s to %s since the failure: not committing over newer work", cfg.Labels.Push, on, short(job.HeadSHA), short(job.PRHead))
+			return stop(job, "label %s%s, but the PR's head moved from %s to %s since the failure: not committing over newer work", cfg.Labels.Push, on, short(job.HeadSHA), short(job.PRHead))
 		}
 		return accept(agent.ModeFix, WritePush, fmt.Sprintf("label %s%s: commit directly on %s", cfg.Labels.Push, on, job.Branch))
 	}
 	return accept(agent.ModeFix, WritePropose, fmt.Sprintf("no mini-agent label%s: propose the fix in a new PR against %s", on, orDash(job.Branch)))
+}
+
+// stop skips an authorized job at stage 2, keeping it for a reply.
+func stop(job *Job, format string, args ...any) Decision {
+	d := skip(2, format, args...)
+	d.About = job
+	return d
 }
 
 // runHeadRepo is the run's head repository, the base one when not given.

@@ -113,6 +113,10 @@ type Decision struct {
 	// Stage is how far routing got: 0 payload only (no request), 1 the
 	// policy file was read, 2 the PR, labels or run were read.
 	Stage int
+	// About is set on a skip that stops a job already authorized (stage 2:
+	// the off label, a PR head that moved), so that a person who asked with
+	// a comment command gets an answer instead of silence.
+	About *Job
 }
 
 // Skipped reports whether the event is ignored.
