@@ -230,11 +230,11 @@ func Text(b *bundle.Bundle) string {
 	if len(b.Report.Assumptions) > 0 {
 		w.WriteString("\nUnverified assumptions:\n")
 		for _, a := range b.Report.Assumptions {
-			fmt.Fprintf(&w, "  - %s\n", a)
+			fmt.Fprintf(&w, "  - %s\n", noCommands(a))
 		}
 	}
 	if b.Diff != "" {
-		fmt.Fprintf(&w, "\nDiff:\n%s", b.Diff)
+		fmt.Fprintf(&w, "\nDiff:\n%s", noCommands(b.Diff))
 		if !strings.HasSuffix(b.Diff, "\n") {
 			w.WriteString("\n")
 		}
@@ -257,5 +257,19 @@ func Text(b *bundle.Bundle) string {
 }
 
 func indent(s string) string {
-	return "  " + strings.ReplaceAll(s, "\n", "\n  ")
+	return "  " + strings.ReplaceAll(noCommands(s), "\n", "\n  ")
+}
+
+// noCommands keeps model text printed on stdout from being read as a
+// GitHub Actions workflow command ("::error::", "::add-mask::", ...) when
+// mini-agent runs in a plain `run:` step: a zero-width space breaks the
+// leading "::" of any line.
+func noCommands(s string) string {
+	lines := strings.Split(s, "\n")
+	for i, l := range lines {
+		if t := strings.TrimLeft(l, " \t"); strings.HasPrefix(t, "::") {
+			lines[i] = l[:len(l)-len(t)] + ":\u200b" + t[1:]
+		}
+	}
+	return strings.Join(lines, "\n")
 }

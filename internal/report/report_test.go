@@ -109,3 +109,14 @@ func TestUntrustedCannotForgeAComment(t *testing.T) {
 		}
 	}
 }
+
+func TestTextCannotIssueWorkflowCommands(t *testing.T) {
+	t.Parallel()
+	b := sample()
+	b.Report = agent.ParseReport("## Summary\nok\n::add-mask::x\n  ::error file=a.go::pwned\n## Root cause\n::stop-commands::tok\n## Assumptions\n- ::warning::w")
+	for _, line := range strings.Split(Text(b), "\n") {
+		if strings.HasPrefix(strings.TrimSpace(line), "::") {
+			t.Errorf("line would be a workflow command: %q", line)
+		}
+	}
+}
