@@ -103,10 +103,10 @@ func TestProtectedGlobsIgnoreCase(t *testing.T) {
 	}
 }
 
-// pytest (8.2+) reads "@file" arguments as more arguments, flags included:
-// a narrowing entry may not start with '@' any more than with '-'.
-func TestNarrowingRefusesArgumentFiles(t *testing.T) {
-	t.Parallel()
+// argFileWorkspace is a workspace holding "@args.txt" (what pytest would
+// read as more arguments) and a pytest command over it.
+func argFileWorkspace(t *testing.T) (*Workspace, testCommand) {
+	t.Helper()
 	dir := t.TempDir()
 	if err := os.WriteFile(filepath.Join(dir, "@args.txt"), []byte("-p\nevil\n"), 0o644); err != nil {
 		t.Fatal(err)
@@ -115,11 +115,19 @@ func TestNarrowingRefusesArgumentFiles(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer ws.Close()
+	t.Cleanup(func() { ws.Close() })
 	cmd, err := parseTestCommand("pytest")
 	if err != nil {
 		t.Fatal(err)
 	}
+	return ws, cmd
+}
+
+// pytest (8.2+) reads "@file" arguments as more arguments, flags included:
+// a narrowing entry may not start with '@' any more than with '-'.
+func TestNarrowingRefusesArgumentFiles(t *testing.T) {
+	t.Parallel()
+	ws, cmd := argFileWorkspace(t)
 	for _, c := range []struct{ tests, packages []string }{
 		{packages: []string{"@args.txt"}},
 		{tests: []string{"@args.txt::test_a"}},
@@ -135,19 +143,7 @@ func TestNarrowingRefusesArgumentFiles(t *testing.T) {
 // its "./", not cleaned back into an argument file.
 func TestNarrowingKeepsDotSlashBeforeAt(t *testing.T) {
 	t.Parallel()
-	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, "@args.txt"), []byte("-p\nevil\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	ws, err := OpenWorkspace(dir, WorkspaceOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ws.Close()
-	cmd, err := parseTestCommand("pytest")
-	if err != nil {
-		t.Fatal(err)
-	}
+	ws, cmd := argFileWorkspace(t)
 	for _, c := range []struct{ tests, packages []string }{
 		{packages: []string{"./@args.txt"}},
 		{tests: []string{"./@args.txt::test_a"}},

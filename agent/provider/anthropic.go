@@ -79,17 +79,11 @@ func (m *Anthropic) Sample(ctx context.Context, req agent.Request) (agent.Output
 	if err != nil {
 		return agent.Output{}, fmt.Errorf("anthropic: %w", err)
 	}
-	var resp *anthropic.Message
-	err = m.retry.do(ctx, func(ctx context.Context) error {
-		r, err := m.client.Messages.New(ctx, params)
-		if err != nil {
-			return m.apiError(err)
-		}
-		resp = r
-		return nil
-	})
+	resp, err := send(ctx, m.retry, "anthropic messages", m.apiKey, func(ctx context.Context) (*anthropic.Message, error) {
+		return m.client.Messages.New(ctx, params)
+	}, m.apiError)
 	if err != nil {
-		return agent.Output{}, redactErr(fmt.Errorf("anthropic messages: %w", err), m.apiKey)
+		return agent.Output{}, err
 	}
 	return anthropicOutput(resp), nil
 }

@@ -89,17 +89,11 @@ func (m *OpenAI) Sample(ctx context.Context, req agent.Request) (agent.Output, e
 	if err != nil {
 		return agent.Output{}, fmt.Errorf("openai: %w", err)
 	}
-	var resp *openai.ChatCompletion
-	err = m.retry.do(ctx, func(ctx context.Context) error {
-		r, err := m.client.Chat.Completions.New(ctx, params)
-		if err != nil {
-			return m.apiError(err)
-		}
-		resp = r
-		return nil
-	})
+	resp, err := send(ctx, m.retry, "openai chat completion", m.apiKey, func(ctx context.Context) (*openai.ChatCompletion, error) {
+		return m.client.Chat.Completions.New(ctx, params)
+	}, m.apiError)
 	if err != nil {
-		return agent.Output{}, redactErr(fmt.Errorf("openai chat completion: %w", err), m.apiKey)
+		return agent.Output{}, err
 	}
 	out, err := openAIOutput(resp, &m.autoID)
 	if err != nil {

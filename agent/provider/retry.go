@@ -150,3 +150,23 @@ func sleepCtx(ctx context.Context, d time.Duration) error {
 		return nil
 	}
 }
+
+// send makes one SDK request under the retry policy: classify turns the
+// SDK's error into an APIError (or passes it), and the final error is
+// labelled with what and scrubbed of the API key.
+func send[T any](ctx context.Context, r *retrier, what, apiKey string, request func(context.Context) (T, error), classify func(error) error) (T, error) {
+	var resp T
+	err := r.do(ctx, func(ctx context.Context) error {
+		v, err := request(ctx)
+		if err != nil {
+			return classify(err)
+		}
+		resp = v
+		return nil
+	})
+	if err != nil {
+		var zero T
+		return zero, redactErr(fmt.Errorf("%s: %w", what, err), apiKey)
+	}
+	return resp, nil
+}
