@@ -119,6 +119,13 @@ func (s *Server) Push(fullName, branch string, files map[string]string) string {
 	return s.repos[strings.ToLower(fullName)].commitFiles(branch, "push", files)
 }
 
+// Commit is Push with a commit message of the caller's.
+func (s *Server) Commit(fullName, branch, message string, files map[string]string) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.repos[strings.ToLower(fullName)].commitFiles(branch, message, files)
+}
+
 func (rp *repo) commitFiles(branch, msg string, files map[string]string) string {
 	tree := map[string]entry{}
 	var parents []string
