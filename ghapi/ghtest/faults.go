@@ -34,8 +34,8 @@ type Fault struct {
 	// Drop closes the connection without an answer (instead of Status).
 	Drop bool
 	// Cut serves the real answer's headers (its Content-Length included)
-	// and only its first Cut bytes, then closes the connection: a transfer
-	// reset mid-body.
+	// and only its first Cut bytes (always fewer than the whole body), then
+	// closes the connection: a transfer reset mid-body.
 	Cut int
 	// Apply lets the fake perform the request (a write is stored) before
 	// its answer is replaced by Status or dropped: a lost answer.
@@ -120,7 +120,7 @@ func serveFault(w http.ResponseWriter, r *http.Request, f *Fault, host string, h
 			}
 		}
 		fmt.Fprintf(&head, "Content-Length: %d\r\nConnection: close\r\n\r\n", len(body))
-		hijackWrite(w, append([]byte(head.String()), body[:min(f.Cut, len(body))]...))
+		hijackWrite(w, append([]byte(head.String()), body[:max(min(f.Cut, len(body)-1), 0)]...))
 		return
 	}
 	if f.Apply {

@@ -178,6 +178,20 @@ func (s *Server) Head(fullName, branch string) string {
 	return s.repos[strings.ToLower(fullName)].refs["heads/"+branch]
 }
 
+// Branches returns the repository's branch names, sorted.
+func (s *Server) Branches(fullName string) []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []string
+	for ref := range s.repos[strings.ToLower(fullName)].refs {
+		if name, ok := strings.CutPrefix(ref, "heads/"); ok {
+			out = append(out, name)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
 // Parents returns the parent SHAs of commit sha.
 func (s *Server) Parents(fullName, sha string) []string {
 	s.mu.Lock()
