@@ -2,6 +2,7 @@ package ghapi
 
 import (
 	"bufio"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -240,5 +241,25 @@ func TestJobLog_resumeWithoutRangeSupport(t *testing.T) {
 				t.Errorf("log host hit %d times", hits)
 			}
 		})
+	}
+}
+
+func TestJobLog_cancelStopsTheRetries(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	var hits int
+	blob := blobServer(t, func(w http.ResponseWriter, r *http.Request) {
+		hits++
+		cancel() // the run is cancelled while the host is failing
+		http.Error(w, "busy", http.StatusServiceUnavailable)
+	})
+	f := setup(t)
+	f.handle("/repos/o/r/actions/jobs/777/logs", func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, blob.URL+"/job?sig=S", http.StatusFound)
+	})
+	_, err := f.client.JobLog(ctx, "o", "r", faultJob)
+	if !errors.Is(err, context.Canceled) || hits != 1 {
+		t.Fatalf("err = %v after %d requests, want context.Canceled after 1", err, hits)
 	}
 }
