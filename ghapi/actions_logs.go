@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net/http"
 	"net/url"
 )
 
@@ -15,7 +14,10 @@ import (
 // close the returned body and should stream it (logs can be large).
 //
 // Expired or deleted logs give ErrGone; a token without `actions: read`
-// gives ErrForbidden.
+// gives ErrForbidden. The storage host's transient failures (5xx, 429, a
+// dropped connection, a body cut short) are retried as the API's are, a cut
+// body resuming where it broke; what the host still refuses after the
+// allowed attempts is an *APIError naming it.
 func (c *Client) JobLog(ctx context.Context, owner, repo string, jobID int64) (io.ReadCloser, error) {
 	op := fmt.Sprintf("get log of job %d", jobID)
 	loc, resp, err := c.gh.Actions.GetWorkflowJobLogs(ctx, owner, repo, jobID, 1)
@@ -33,34 +35,13 @@ func (c *Client) JobLog(ctx context.Context, owner, repo string, jobID int64) (i
 	return c.downloadLog(ctx, jobID, loc)
 }
 
-// downloadLog fetches the signed URL. Errors name the host and path only:
-// the query string is a credential for the blob.
+// downloadLog fetches the signed URL (see logDownload). Errors name the
+// host and path only: the query string is a credential for the blob.
 func (c *Client) downloadLog(ctx context.Context, jobID int64, loc *url.URL) (io.ReadCloser, error) {
-	op := fmt.Sprintf("download log of job %d from %s", jobID, loc.Host)
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, loc.String(), nil)
-	if err != nil {
-		return nil, &APIError{Op: op, Message: "bad log URL"}
+	d := &logDownload{c: c, ctx: ctx, url: loc.String(), jobID: jobID, size: -1,
+		op: fmt.Sprintf("download log of job %d from %s", jobID, loc.Host)}
+	if err := d.open(); err != nil {
+		return nil, err
 	}
-	req.Header.Set("User-Agent", c.ua)
-	resp, err := c.logs.Do(req)
-	if err != nil {
-		var ue *url.Error
-		if errors.As(err, &ue) {
-			err = ue.Err // drop the signed URL from the message
-		}
-		return nil, &APIError{Op: op, Message: c.scrub(err.Error()), err: c.scrubErr(err)}
-	}
-	if resp.StatusCode == http.StatusOK {
-		return resp.Body, nil
-	}
-	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, peekLimit))
-	_ = resp.Body.Close()
-	e := &APIError{Op: op, StatusCode: resp.StatusCode}
-	switch resp.StatusCode {
-	case http.StatusNotFound, http.StatusGone:
-		e.Kind, e.Message = ErrGone, "the log is no longer available"
-	default:
-		e.Message = "the log host refused the download"
-	}
-	return nil, e
+	return d, nil
 }

@@ -56,7 +56,8 @@ type Options struct {
 	LogHTTPClient *http.Client
 	// UserAgent defaults to DefaultUserAgent.
 	UserAgent string
-	// Retry bounds retries of rate-limited and failed requests.
+	// Retry bounds retries of rate-limited and failed requests, and of the
+	// job log download from the storage host.
 	Retry RetryPolicy
 	// WriteInterval is the minimum gap between write requests: 0 means
 	// DefaultWriteInterval, a negative value disables spacing (tests).
@@ -72,6 +73,7 @@ type Client struct {
 	token string
 	ua    string
 	clock Clock
+	retry RetryPolicy // for the log download, which bypasses the API transport
 }
 
 // New builds a Client. It performs no network I/O; ctx is accepted for
@@ -137,7 +139,7 @@ func New(ctx context.Context, opts Options) (*Client, error) {
 	}
 	logs = noCredentialClient(logs)
 
-	return &Client{gh: gh, logs: logs, token: opts.Token, ua: ua, clock: clock}, nil
+	return &Client{gh: gh, logs: logs, token: opts.Token, ua: ua, clock: clock, retry: opts.Retry.withDefaults()}, nil
 }
 
 // hostGuard refuses any request the auth transport would send to a host other

@@ -33,6 +33,10 @@ var (
 	// ErrHeadMoved: CommitFiles found the branch head elsewhere than expected
 	// (or the ref update was not a fast-forward); nothing was pushed.
 	ErrHeadMoved = errors.New("branch head moved")
+	// ErrBranchExists: CommitFiles was to create a branch that exists at a
+	// commit that is neither the one it made nor marked as the caller's
+	// (CommitRequest.AdoptMarker); the branch was left unchanged.
+	ErrBranchExists = errors.New("branch already exists")
 )
 
 // APIError is the classified form of a failed GitHub call.

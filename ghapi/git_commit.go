@@ -53,6 +53,13 @@ type CommitRequest struct {
 	// Force allows a non-fast-forward update. Only for branches mini-agent
 	// owns (its fix branches), never for a contributor's branch.
 	Force bool
+	// AdoptMarker, with CreateBranch, is a line (such as a commit trailer)
+	// that marks a commit as the caller's own. When the branch turns out to
+	// exist already at another commit than the one just made (a concurrent
+	// or earlier run), it is force-updated to the new commit only if its head
+	// commit's message has this line; otherwise nothing is changed and
+	// CommitFiles returns ErrBranchExists.
+	AdoptMarker string
 }
 
 // CommitResult is what CommitFiles made.
@@ -141,7 +148,11 @@ func (c *Client) CommitFiles(ctx context.Context, owner, repo string, req Commit
 	if req.CreateBranch {
 		_, resp, err = c.gh.Git.CreateRef(ctx, owner, repo, ref)
 		if err != nil {
-			return nil, c.fail(op+": create branch", permContentsWrite, resp, err)
+			err = c.fail(op+": create branch", permContentsWrite, resp, err)
+			if refExists(err) {
+				return c.branchExists(ctx, owner, repo, req, ref, res)
+			}
+			return nil, err
 		}
 		return res, nil
 	}

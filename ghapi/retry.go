@@ -172,10 +172,14 @@ func (t *retryTransport) decide(req *http.Request, resp *http.Response, err erro
 	return 0, false
 }
 
-func (t *retryTransport) backoff(attempt int) time.Duration {
-	d := t.policy.BaseBackoff << (attempt - 1)
-	if d <= 0 || d > t.policy.MaxWait {
-		d = t.policy.MaxWait
+func (t *retryTransport) backoff(attempt int) time.Duration { return t.policy.backoff(attempt) }
+
+// backoff is the wait after the attempt-th try failed without a server
+// hint: BaseBackoff doubled on each retry, at most MaxWait.
+func (p RetryPolicy) backoff(attempt int) time.Duration {
+	d := p.BaseBackoff << (attempt - 1)
+	if d <= 0 || d > p.MaxWait {
+		d = p.MaxWait
 	}
 	return d
 }

@@ -119,6 +119,13 @@ func (s *Server) Push(fullName, branch string, files map[string]string) string {
 	return s.repos[strings.ToLower(fullName)].commitFiles(branch, "push", files)
 }
 
+// Commit is Push with a commit message of the caller's.
+func (s *Server) Commit(fullName, branch, message string, files map[string]string) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.repos[strings.ToLower(fullName)].commitFiles(branch, message, files)
+}
+
 func (rp *repo) commitFiles(branch, msg string, files map[string]string) string {
 	tree := map[string]entry{}
 	var parents []string
@@ -169,6 +176,20 @@ func (s *Server) Head(fullName, branch string) string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.repos[strings.ToLower(fullName)].refs["heads/"+branch]
+}
+
+// Branches returns the repository's branch names, sorted.
+func (s *Server) Branches(fullName string) []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []string
+	for ref := range s.repos[strings.ToLower(fullName)].refs {
+		if name, ok := strings.CutPrefix(ref, "heads/"); ok {
+			out = append(out, name)
+		}
+	}
+	slices.Sort(out)
+	return out
 }
 
 // Parents returns the parent SHAs of commit sha.

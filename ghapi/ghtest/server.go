@@ -2,7 +2,7 @@
 // with branches and files (served through the Git Data and contents APIs),
 // pull requests, issue comments, reactions, labels, and workflow runs whose
 // job logs redirect to a second host that rejects credentials. It records
-// every request. It speaks the documented JSON wire format and imports no
+// every request, and fails chosen ones on demand (Inject). It speaks the documented JSON wire format and imports no
 // GitHub client, so it can check one.
 package ghtest
 
@@ -30,6 +30,7 @@ type Request struct {
 	Query         url.Values
 	Body          string
 	Authorization string
+	Range         string // the Range header, for resumed downloads
 }
 
 // Server is the fake. Its exported methods seed and inspect state; all are
@@ -48,6 +49,7 @@ type Server struct {
 	repos    map[string]*repo
 	requests []Request
 	nextID   int64
+	faults   []*fault
 }
 
 // NewServer starts the fake; requests must carry "Bearer TOKEN" (or
@@ -94,8 +96,14 @@ func (s *Server) record(host string, h http.Handler) http.Handler {
 		s.requests = append(s.requests, Request{
 			Host: host, Method: r.Method, Path: r.URL.Path, Query: r.URL.Query(),
 			Body: string(body), Authorization: r.Header.Get("Authorization"),
+			Range: r.Header.Get("Range"),
 		})
+		f := s.faultFor(host, r)
 		s.mu.Unlock()
+		if f != nil {
+			serveFault(w, r, f, host, h)
+			return
+		}
 		h.ServeHTTP(w, r)
 	})
 }

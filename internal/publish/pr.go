@@ -66,10 +66,17 @@ func (p *publisher) propose(ctx context.Context, draft bool, why string) (*Resul
 	}
 	// The fix branch is mini-agent's own: each attempt replaces it with one
 	// commit on the failing commit (force), never a contributor's branch.
+	// A branch that appears between the look-up and the create (a create
+	// whose answer was lost, a concurrent run) is taken over only if its
+	// head is mini-agent's commit for this failure.
 	commit, err := p.gh.CommitFiles(ctx, job.Owner, job.Repo, ghapi.CommitRequest{
 		BaseSHA: b.BaseSHA, Branch: branch, Message: p.commitMessage(draft), Changes: changes(b),
-		CreateBranch: !exists, Force: exists,
+		CreateBranch: !exists, Force: exists, AdoptMarker: p.trailer(),
 	})
+	if errors.Is(err, ghapi.ErrBranchExists) {
+		return nil, fmt.Errorf("publish: %s exists and is not mini-agent's branch for this failure (its head commit has no %q): "+
+			"not overwriting it; delete or rename it for mini-agent to propose a fix: %w", branch, p.trailer(), err)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("publish: %w", err)
 	}
@@ -268,12 +275,18 @@ func (p *publisher) commitMessage(draft bool) string {
 		}
 		w.WriteString("\n\n")
 	}
+	w.WriteString(p.trailer() + "\n")
+	return w.String()
+}
+
+// trailer is the commit message's last line: it names the failure, so the
+// router's loop guard and a later run recognize mini-agent's commits.
+func (p *publisher) trailer() string {
 	sig := p.b.Signature
 	if sig == "" {
 		sig = Key(p.job.Branch, p.b)
 	}
-	fmt.Fprintf(&w, "%s %s\n", route.CommitTrailer, sig)
-	return w.String()
+	return route.CommitTrailer + " " + sig
 }
 
 // plain keeps one line of printable text.
