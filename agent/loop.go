@@ -49,8 +49,8 @@ type run struct {
 	// tooLarge answers the calls whose arguments were over the limit (by
 	// call id); their arguments were clipped to a size and digest.
 	tooLarge map[string]Result
-	mu      sync.Mutex // guards res counters during concurrent calls
-	system  string     // the redacted instructions
+	mu       sync.Mutex // guards res counters during concurrent calls
+	system   string     // the redacted instructions
 }
 
 // Run executes one task: goal is the user message. It always returns a
