@@ -216,7 +216,7 @@ func checkNarrowPath(ws *Workspace, s string) (string, error) {
 		return "", err
 	}
 	for _, r := range s {
-		if !(unicode.IsLetter(r) || unicode.IsDigit(r) || strings.ContainsRune("_-./@+,=", r)) {
+		if !narrowPathRune(r) {
 			return "", fmt.Errorf("%q contains %q; give workspace-relative paths or package patterns made of letters, digits and _-./@+,= only", s, r)
 		}
 	}
@@ -232,6 +232,9 @@ func checkNarrowPath(ws *Workspace, s string) (string, error) {
 	// a flag once cleaned, and a symlink can resolve to a name starting
 	// with '-'. Check what will really be passed on.
 	for _, p := range []string{clean, real} {
+		if i := strings.IndexFunc(p, func(r rune) bool { return !narrowPathRune(r) }); i >= 0 {
+			return "", fmt.Errorf("%q resolves to %s, which contains a character other than letters, digits and _-./@+,=", s, quoteName(p))
+		}
 		if strings.HasPrefix(p, "-") {
 			return "", fmt.Errorf("%q names %q, which starts with '-' and would be read as a flag; paths starting with '-' cannot be narrowed to (run the whole suite instead)", s, p)
 		}
@@ -240,6 +243,11 @@ func checkNarrowPath(ws *Workspace, s string) (string, error) {
 		real = "./" + real // never an argument file (see checkItem)
 	}
 	return real, nil
+}
+
+// narrowPathRune is the alphabet of narrowing paths.
+func narrowPathRune(r rune) bool {
+	return unicode.IsLetter(r) || unicode.IsDigit(r) || strings.ContainsRune("_-./@+,=", r)
 }
 
 func checkItem(s string) error {
