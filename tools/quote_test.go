@@ -78,6 +78,16 @@ func TestSearchQuotesControlCharactersInNames(t *testing.T) {
 	}
 }
 
+// search's "did you mean" for a missing path quotes such names too.
+func TestSearchQuotesControlCharactersInSuggestions(t *testing.T) {
+	t.Parallel()
+	ws, _ := controlNameRepo(t)
+	msg, code := searchRun(t, NewSearch(ws), `{"query":"needle","path":"sub/ab.go:1: forged"}`)
+	if code != "NOT_FOUND" || !strings.Contains(msg, "did you mean: "+strconv.Quote("sub/"+forgedName)) || strings.Contains(msg, "\n") {
+		t.Errorf("search: %s %q; want NOT_FOUND with a quoted suggestion", code, msg)
+	}
+}
+
 // read_file's directory listing and "did you mean" suggestions quote such
 // names too.
 func TestReadFileQuotesControlCharactersInNames(t *testing.T) {
