@@ -232,7 +232,7 @@ func checkNarrowPath(ws *Workspace, s string) (string, error) {
 	// a flag once cleaned, and a symlink can resolve to a name starting
 	// with '-'. Check what will really be passed on.
 	for _, p := range []string{clean, real} {
-		if i := strings.IndexFunc(p, func(r rune) bool { return !narrowPathRune(r) }); i >= 0 {
+		if strings.ContainsFunc(p, func(r rune) bool { return !narrowPathRune(r) }) {
 			return "", fmt.Errorf("%q resolves to %s, which contains a character other than letters, digits and _-./@+,=", s, quoteName(p))
 		}
 		if strings.HasPrefix(p, "-") {

@@ -279,7 +279,7 @@ var (
 		"--manifest-path", "-j", "--jobs", "--test", "--bench", "--example", "--bin", "--profile",
 		"--color", "--message-format", "--config", "-Z", "--exclude")
 	cargoFilter = regexp.MustCompile(`^[A-Za-z0-9_:]+$`)
-	cargoCrate  = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
+	cargoCrate  = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9_-]*$`)
 )
 
 // cargoArgv maps one test name onto cargo's filter positional; several go
