@@ -46,8 +46,11 @@ type run struct {
 	res     *RunResult
 	history []Message
 	seen    map[[32]byte]int
-	mu      sync.Mutex // guards res counters during concurrent calls
-	system  string     // the redacted instructions
+	// tooLarge answers the calls whose arguments were over the limit (by
+	// call id); their arguments were clipped to a size and digest.
+	tooLarge map[string]Result
+	mu       sync.Mutex // guards res counters during concurrent calls
+	system   string     // the redacted instructions
 }
 
 // Run executes one task: goal is the user message. It always returns a
@@ -221,6 +224,7 @@ func (r *run) loop(ctx, parent context.Context) []ToolCall {
 			return nil
 		}
 		calls := normalizeIDs(out.ToolCalls, res.Steps)
+		r.tooLarge, calls = r.a.Tools.clipOversized(calls)
 		if lim.MaxTokens > 0 && res.Usage.Total() >= lim.MaxTokens {
 			res.StopReason = StopTokenBudget
 			return calls
@@ -373,6 +377,9 @@ func (r *run) call(ctx context.Context, c ToolCall) (Message, error) {
 	digest := ArgDigest(r.a.redactArgs(c.Arguments)) // clipped: redact first
 	msg := Message{Role: RoleTool, ToolCallID: c.ID, ToolName: c.Name}
 	tool, args, bad := r.a.Tools.Check(c)
+	if tl, ok := r.tooLarge[c.ID]; ok {
+		tool, args, bad = nil, nil, &tl
+	}
 	decision := Decision{Allow: bad == nil}
 	if bad == nil {
 		c.Arguments = args

@@ -70,6 +70,10 @@ func (r *Registry) Check(call ToolCall) (Tool, json.RawMessage, *Result) {
 			fmt.Sprintf("unknown tool %q; available tools: %v", call.Name, r.Names()), true)
 		return nil, nil, &res
 	}
+	if limit := r.ArgumentLimit(call.Name); len(call.Arguments) > limit {
+		res := r.tooLargeResult(call.Name, len(call.Arguments), limit)
+		return nil, nil, &res
+	}
 	args := bytes.TrimSpace(call.Arguments)
 	if len(args) == 0 || bytes.Equal(args, []byte("null")) {
 		args = json.RawMessage("{}")

@@ -146,7 +146,7 @@ func (a *ApplyPatch) Execute(ctx context.Context, args json.RawMessage) (agent.R
 		if errors.As(err, &pe) {
 			for _, m := range pe.Missing {
 				if near := a.ws.Suggest(m); len(near) > 0 {
-					pe.Problems = append(pe.Problems, fmt.Sprintf("Did you mean: %s?", strings.Join(near, ", ")))
+					pe.Problems = append(pe.Problems, fmt.Sprintf("Did you mean: %s?", strings.Join(quoteNames(near), ", ")))
 				}
 			}
 		}
@@ -158,7 +158,7 @@ func (a *ApplyPatch) Execute(ctx context.Context, args json.RawMessage) (agent.R
 	if err := patch.Commit(a.ws.Root(), res, a.commit); err != nil {
 		var ce *patch.CommitError
 		if errors.As(err, &ce) && ce.RollbackErr == nil {
-			return agent.ErrorResult(agent.CodeFailed, fmt.Sprintf("could not write %s: %v. Every file was restored.\n\n%s", ce.Path, ce.Err, patch.Trailer), false), nil
+			return agent.ErrorResult(agent.CodeFailed, fmt.Sprintf("could not write %s: %v. Every file was restored.\n\n%s", quoteName(ce.Path), ce.Err, patch.Trailer), false), nil
 		}
 		return agent.Result{}, fmt.Errorf("apply_patch: %w", err)
 	}
@@ -193,12 +193,12 @@ func (a *ApplyPatch) checkPaths(p *patch.Patch) []string {
 	check := func(q string, moves bool) string {
 		real, err := a.ws.CheckWrite(q)
 		if err != nil {
-			denied = append(denied, fmt.Sprintf("%s: %v", q, err))
+			denied = append(denied, fmt.Sprintf("%s: %v", quoteName(q), err))
 			return q
 		}
 		if moves {
 			if fi, err := a.ws.Root().Lstat(q); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
-				denied = append(denied, fmt.Sprintf("%s is a symbolic link; apply_patch does not delete or rename links", q))
+				denied = append(denied, fmt.Sprintf("%s is a symbolic link; apply_patch does not delete or rename links", quoteName(q)))
 			}
 		}
 		return real
@@ -224,14 +224,14 @@ func patchSummary(res *patch.Result) string {
 	}
 	fmt.Fprintf(&b, "Patch applied: %d file(s) changed, +%d -%d\n", len(res.Files), added, deleted)
 	for _, fc := range res.Files {
-		name := fc.NewPath
+		name := quoteName(fc.NewPath)
 		switch {
 		case fc.Op == patch.OpCreate:
 			name += " (new)"
 		case fc.Op == patch.OpDelete:
-			name = fc.OldPath + " (deleted)"
+			name = quoteName(fc.OldPath) + " (deleted)"
 		case fc.OldPath != fc.NewPath:
-			name = fc.OldPath + " => " + fc.NewPath
+			name = quoteName(fc.OldPath) + " => " + quoteName(fc.NewPath)
 		}
 		if fc.OldMode != fc.NewMode && fc.Op == patch.OpUpdate {
 			name += fmt.Sprintf(" (mode %o => %o)", fc.OldMode, fc.NewMode)
@@ -242,7 +242,7 @@ func patchSummary(res *patch.Result) string {
 		if fc.NewPath == "" || !strings.HasSuffix(fc.NewPath, ".go") {
 			continue
 		}
-		_, err := parser.ParseFile(token.NewFileSet(), fc.NewPath, fc.New, parser.AllErrors|parser.SkipObjectResolution)
+		_, err := parser.ParseFile(token.NewFileSet(), quoteName(fc.NewPath), fc.New, parser.AllErrors|parser.SkipObjectResolution)
 		if err == nil {
 			continue
 		}
@@ -258,7 +258,7 @@ func patchSummary(res *patch.Result) string {
 				msgs = append(msgs, e.Error())
 			}
 		}
-		fmt.Fprintf(&b, "warning: %s does not parse as Go after this patch (the patch was applied): %s\n", fc.NewPath, strings.Join(msgs, "; "))
+		fmt.Fprintf(&b, "warning: %s does not parse as Go after this patch (the patch was applied): %s\n", quoteName(fc.NewPath), strings.Join(msgs, "; "))
 	}
 	return strings.TrimRight(b.String(), "\n")
 }

@@ -5,9 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/org/mini-agent/agent"
 )
@@ -20,6 +22,8 @@ var hostileValues = []string{
 	`"@runs/99999999999999999999.log"`, `"` + strings.Repeat("a/", 3000) + `"`, `"` + strings.Repeat("x", 70000) + `"`,
 	`"*"`, `"**"`, `"[" `, `"["`, `"(?P<"`, `"\\p{"`, `"a{1000}{1000}"`, `"^$"`, `"(?s).*"`,
 	`[]`, `[null]`, `[""]`, `["-v"]`, `["a;b"]`, `[1,2]`, `{}`, `{"a":1}`, `"\ud800"`, `"é\u200b"`,
+	`"./-exec=./evil.sh"`, `"./-toolexec=./evil.sh"`, `"./-modfile=./x.go"`, `"./-o=.git/hooks/pre-commit"`,
+	`["./-o=x.go"]`, `"./-pevil"`, `"./--config=evil.js"`, `"./-Zx"`, `"././-exec=x"`,
 }
 
 // Every tool answers every hostile argument with a result or a clean Go
@@ -157,5 +161,167 @@ func TestNarrowingKeepsDotSlashBeforeAt(t *testing.T) {
 				t.Errorf("argv %q holds an argument file", argv)
 			}
 		}
+	}
+}
+
+// flagInjections are narrowing entries that become flags once "./" is
+// cleaned away or a symlink is resolved (issue 9, finding 4). Each names a
+// file, directory or link the workspace of TestNarrowingNeverBecomesAFlag
+// holds, so an existence check alone does not stop it.
+var flagInjections = []struct {
+	runner   string // the configured command, with the stub runner first
+	tests    []string
+	packages []string
+}{
+	{runner: "go test ./...", packages: []string{"./-exec=./evil.sh"}},
+	{runner: "go test ./...", packages: []string{"./-toolexec=./evil.sh"}},
+	{runner: "go test ./...", packages: []string{"./-modfile=./evil.mod"}},
+	{runner: "go test ./...", packages: []string{"./-o=.git/hooks/pre-commit"}},
+	{runner: "go test ./...", packages: []string{"././-exec=./evil.sh"}},
+	{runner: "go test ./...", packages: []string{"./-exec=./evil.sh/..."}},
+	{runner: "go test ./...", packages: []string{"golink"}}, // symlink to "-exec=./evil.sh"
+	{runner: "go test ./...", packages: []string{"pkg", "./-exec=./evil.sh"}},
+	{runner: "pytest", packages: []string{"./-pevil"}},
+	{runner: "pytest", packages: []string{"plink"}}, // symlink to "-pevil"
+	{runner: "pytest", tests: []string{"./-pevil::test_a"}},
+	{runner: "pytest", tests: []string{"plink::test_a"}},
+	{runner: "npx jest", packages: []string{"./--config=evil.js"}},
+	{runner: "npx vitest run", packages: []string{"./--config=evil.js"}},
+	{runner: "npm test", packages: []string{"./--config=evil.js"}},
+	{runner: "cargo test", packages: []string{"./-Zunstable-options"}},
+	{runner: "cargo test", packages: []string{"./--config=evil.toml"}},
+}
+
+// flagWorkspace holds every name flagInjections points at, and a bin
+// directory of stub runners that record that they were started.
+func flagWorkspace(t *testing.T) (ws *Workspace, bin, marker string) {
+	t.Helper()
+	dir := t.TempDir()
+	for _, f := range []string{"-pevil", "--config=evil.js", "--config=evil.toml", "-Zunstable-options",
+		"-exec=./evil.sh/x.go", "-toolexec=./evil.sh/x.go", "-modfile=./evil.mod/x.go", "pkg/x.go", "evil.sh"} {
+		p := filepath.Join(dir, filepath.FromSlash(f))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte("x\n"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for link, target := range map[string]string{"golink": "-exec=./evil.sh", "plink": "-pevil"} {
+		if err := os.Symlink(target, filepath.Join(dir, link)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ws, err := OpenWorkspace(dir, WorkspaceOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ws.Close() })
+	bin = t.TempDir()
+	marker = filepath.Join(t.TempDir(), "started")
+	for _, name := range []string{"go", "pytest", "npx", "npm", "cargo"} {
+		stub := "#!/bin/sh\nprintf '%s\\n' \"$@\" >> '" + marker + "'\n"
+		if err := os.WriteFile(filepath.Join(bin, name), []byte(stub), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return ws, bin, marker
+}
+
+// A narrowing entry that would reach the runner as a flag is refused with
+// INVALID_ARGUMENT naming the '-', and no process starts.
+func TestNarrowingNeverBecomesAFlag(t *testing.T) {
+	t.Parallel()
+	ws, bin, marker := flagWorkspace(t)
+	for _, c := range flagInjections {
+		rt := NewRunTest(ws, RunTestConfig{Command: filepath.Join(bin, c.runner)})
+		args, _ := json.Marshal(map[string][]string{"tests": c.tests, "packages": c.packages})
+		res, err := rt.Execute(context.Background(), args)
+		if err != nil {
+			t.Fatalf("%s %s: %v", c.runner, args, err)
+		}
+		if !res.IsError || res.Code != agent.CodeInvalidArgument || !strings.Contains(res.Text, "'-'") {
+			t.Errorf("%s %s: got %+v; want INVALID_ARGUMENT naming '-'", c.runner, args, res)
+		}
+		if b, err := os.ReadFile(marker); err == nil {
+			t.Fatalf("%s %s started the runner with argv:\n%s", c.runner, args, b)
+		}
+	}
+}
+
+// checkFinalArgv is the last line of defence: whatever a mapping does, a
+// word the model contributed cannot start with '-' or '@'.
+func TestCheckFinalArgv(t *testing.T) {
+	t.Parallel()
+	cmd := []string{"go", "test", "-v", "./..."}
+	for _, argv := range [][]string{
+		{"go", "test", "-v", "-exec=x"},
+		{"go", "test", "-v", "-run", "^(A)$", "--toolexec", "x"},
+		{"pytest", "@args"},
+	} {
+		if err := checkFinalArgv(cmd, argv); err == nil {
+			t.Errorf("checkFinalArgv(%q) accepted a model flag", argv)
+		}
+	}
+	if err := checkFinalArgv(cmd, []string{"go", "test", "-v", "-run", "^(A)$", "./pkg", "--", "x"}); err != nil {
+		t.Errorf("an ordinary narrowing was refused: %v", err)
+	}
+}
+
+// The attack run for real: go test with -exec or -o smuggled in through
+// "./" would run evil.sh (creating a canary) or write a git hook. Both are
+// refused and neither effect happens; the same module narrowed to "./." or
+// "./..." still runs.
+func TestNarrowingFlagsHaveNoEffectOnRealGoTest(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs go test")
+	}
+	t.Parallel()
+	if _, err := exec.LookPath("go"); err != nil {
+		t.Fatal("go is not on PATH")
+	}
+	dir := t.TempDir()
+	canary := filepath.Join(t.TempDir(), "canary")
+	files := map[string]string{
+		"go.mod":     "module x\n\ngo 1.22\n",
+		"x_test.go":  "package x\n\nimport \"testing\"\n\nfunc TestX(t *testing.T) {}\n",
+		"evil.sh":    "#!/bin/sh\ntouch '" + canary + "'\nexec \"$@\"\n",
+		"evil.mod":   "module x\n\ngo 1.22\n",
+		".git/hooks": "",
+	}
+	for name, body := range files {
+		p := filepath.Join(dir, name)
+		if body == "" {
+			if err := os.MkdirAll(p, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		if err := os.WriteFile(p, []byte(body), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ws, err := OpenWorkspace(dir, WorkspaceOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ws.Close()
+	rt := NewRunTest(ws, RunTestConfig{Command: "go test -count=1 ./...", Timeout: 2 * time.Minute})
+	ctx := context.Background()
+	for _, p := range []string{"./-exec=./evil.sh", "./-toolexec=./evil.sh", "./-o=.git/hooks/pre-commit", "./-modfile=./evil.mod"} {
+		out, err := rt.RunCommand(ctx, nil, []string{p})
+		if !errors.Is(err, ErrNarrowing) {
+			t.Errorf("packages [%q]: ran %q (exit %d), err %v; want ErrNarrowing", p, out.Argv, out.ExitCode, err)
+		}
+	}
+	if _, err := os.Stat(canary); err == nil {
+		t.Error("evil.sh ran: the canary exists")
+	}
+	if _, err := os.Stat(filepath.Join(dir, ".git", "hooks", "pre-commit")); err == nil {
+		t.Error("a git hook was written")
+	}
+	out, err := rt.RunCommand(ctx, []string{"TestX"}, []string{"./."})
+	if err != nil || !out.Passed() {
+		t.Fatalf("the ordinary narrowing failed: %v %+v", err, out)
 	}
 }

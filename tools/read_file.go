@@ -270,7 +270,7 @@ func (r *ReadFile) openWorkspaceFile(ctx context.Context, p string) (*os.File, *
 func (r *ReadFile) notFound(ctx context.Context, p string) string {
 	msg := fmt.Sprintf("%q does not exist", p)
 	if s := r.ws.suggest(ctx.Done(), p); len(s) > 0 {
-		return msg + "; did you mean: " + strings.Join(s, ", ") + "?"
+		return msg + "; did you mean: " + strings.Join(quoteNames(s), ", ") + "?"
 	}
 	return msg + " (no similar path found; use search to locate files)"
 }
@@ -285,7 +285,7 @@ func (r *ReadFile) dirMessage(p, real string) string {
 		if strings.EqualFold(e.Name(), ".git") {
 			continue
 		}
-		n := e.Name()
+		n := quoteName(e.Name())
 		if e.IsDir() {
 			n += "/"
 		}

@@ -3,6 +3,7 @@ package tools
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"path/filepath"
 	"strings"
 	"unicode"
@@ -159,10 +160,35 @@ func (c testCommand) buildArgv(ws *Workspace, tests, packages []string) (argv, n
 	case runnerCargo:
 		argv, notes, err = c.cargoArgv(tests, packages)
 	}
+	if err == nil {
+		err = checkFinalArgv(c.argv, argv)
+	}
 	if err != nil {
 		return nil, nil, fmt.Errorf("%w: %w", ErrNarrowing, err)
 	}
 	return argv, notes, nil
+}
+
+// ownFlags are the flag words the mappings themselves add around the
+// model's names (-run, -k, -t, -p, --test and the "--" separator).
+var ownFlags = flagSet("-run", "-k", "-t", "-p", "--test", "--")
+
+// checkFinalArgv is the last word on the argv a narrowing produced: every
+// word that is not the maintainer's (a word of the configured command) nor
+// a flag the mapping adds itself came from the model, and none of those may
+// read as a flag ('-') or an argument file ('@'), whatever cleaning,
+// symlink resolution or mapping made of the model's text.
+func checkFinalArgv(configured, argv []string) error {
+	trusted := flagSet(configured...)
+	for _, a := range argv {
+		if trusted[a] || ownFlags[a] {
+			continue
+		}
+		if strings.HasPrefix(a, "-") || strings.HasPrefix(a, "@") {
+			return fmt.Errorf("the narrowing would reach the runner as %q, which it would read as a flag or an argument file; only names and workspace-relative paths are allowed", a)
+		}
+	}
+	return nil
 }
 
 // checkTestName enforces "names and patterns only".
@@ -190,7 +216,7 @@ func checkNarrowPath(ws *Workspace, s string) (string, error) {
 		return "", err
 	}
 	for _, r := range s {
-		if !(unicode.IsLetter(r) || unicode.IsDigit(r) || strings.ContainsRune("_-./@+,=", r)) {
+		if !narrowPathRune(r) {
 			return "", fmt.Errorf("%q contains %q; give workspace-relative paths or package patterns made of letters, digits and _-./@+,= only", s, r)
 		}
 	}
@@ -199,10 +225,29 @@ func checkNarrowPath(ws *Workspace, s string) (string, error) {
 		return "", err
 	}
 	real, err := ws.Resolve(clean)
-	if err == nil && strings.HasPrefix(real, "@") {
+	if err != nil {
+		return "", err
+	}
+	// The checks above ran on the text as given; "./-exec=x" only becomes
+	// a flag once cleaned, and a symlink can resolve to a name starting
+	// with '-'. Check what will really be passed on.
+	for _, p := range []string{clean, real} {
+		if strings.ContainsFunc(p, func(r rune) bool { return !narrowPathRune(r) }) {
+			return "", fmt.Errorf("%q resolves to %s, which contains a character other than letters, digits and _-./@+,=", s, quoteName(p))
+		}
+		if strings.HasPrefix(p, "-") {
+			return "", fmt.Errorf("%q names %q, which starts with '-' and would be read as a flag; paths starting with '-' cannot be narrowed to (run the whole suite instead)", s, p)
+		}
+	}
+	if strings.HasPrefix(real, "@") {
 		real = "./" + real // never an argument file (see checkItem)
 	}
-	return real, err
+	return real, nil
+}
+
+// narrowPathRune is the alphabet of narrowing paths.
+func narrowPathRune(r rune) bool {
+	return unicode.IsLetter(r) || unicode.IsDigit(r) || strings.ContainsRune("_-./@+,=", r)
 }
 
 func checkItem(s string) error {
@@ -223,10 +268,34 @@ func checkItem(s string) error {
 // mustExist refuses a path that is not in the workspace, so a typo gets a
 // clear answer instead of a confusing runner error.
 func mustExist(ws *Workspace, p string) error {
-	if _, err := ws.Root().Stat(p); err != nil {
-		return fmt.Errorf("%q does not exist in the workspace", p)
+	_, err := statNarrowPath(ws, p)
+	return err
+}
+
+// mustBeFile refuses a path that is not a regular file in the workspace.
+func mustBeFile(ws *Workspace, p string) error {
+	fi, err := statNarrowPath(ws, p)
+	if err == nil && !fi.Mode().IsRegular() {
+		err = fmt.Errorf("%q is not a regular file", p)
 	}
-	return nil
+	return err
+}
+
+// mustBeDir refuses a path that is not a directory in the workspace.
+func mustBeDir(ws *Workspace, p string) error {
+	fi, err := statNarrowPath(ws, p)
+	if err == nil && !fi.IsDir() {
+		err = fmt.Errorf("%q is not a directory", p)
+	}
+	return err
+}
+
+func statNarrowPath(ws *Workspace, p string) (fs.FileInfo, error) {
+	fi, err := ws.Root().Stat(strings.TrimPrefix(p, "./"))
+	if err != nil {
+		return nil, fmt.Errorf("%q does not exist in the workspace", p)
+	}
+	return fi, nil
 }
 
 // splitFlags splits args into flags (with their values) and positionals.

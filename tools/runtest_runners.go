@@ -116,9 +116,12 @@ func goRunPattern(names []string) (string, error) {
 	return strings.Join(alts, "|"), nil
 }
 
-// goPackage turns a checked path into a go package argument: a directory or
-// pattern inside the workspace gets "./", a .go file names its directory,
-// and a module import path (first element with a dot) is kept.
+// goPackage turns a checked path into a go package argument, always
+// starting with "./" (or "." itself) so the go command can only read it as
+// a directory: an existing directory inside the workspace, such a
+// directory followed by "/..." (or "./..." for all), or a .go file, which
+// names its directory. Import paths are refused: they may name code outside
+// the workspace, and their text is not tied to a directory we checked.
 func goPackage(ws *Workspace, p string) (string, error) {
 	if p == "..." {
 		return "./...", nil // Clean turned "./..." into "...", which means all of std
@@ -127,8 +130,11 @@ func goPackage(ws *Workspace, p string) (string, error) {
 		return ".", nil
 	}
 	base, recursive := strings.CutSuffix(p, "/...")
+	if strings.Contains(base, "...") {
+		return "", fmt.Errorf("%q: the only pattern allowed is a directory followed by /... (for example ./internal/...)", p)
+	}
 	if strings.HasSuffix(base, ".go") && !recursive {
-		if err := mustExist(ws, base); err != nil {
+		if err := mustBeFile(ws, base); err != nil {
 			return "", err
 		}
 		if d := path.Dir(base); d != "." {
@@ -136,13 +142,16 @@ func goPackage(ws *Workspace, p string) (string, error) {
 		}
 		return ".", nil
 	}
-	if _, err := ws.Root().Stat(base); err == nil {
-		return "./" + p, nil
+	if err := mustBeDir(ws, base); err != nil {
+		if first, _, _ := strings.Cut(base, "/"); strings.Contains(first, ".") {
+			return "", fmt.Errorf("%q looks like an import path, which is not a directory in the workspace; give the package's directory relative to the workspace root (./internal/x) or a pattern such as ./internal/...", p)
+		}
+		return "", err
 	}
-	if first, _, _ := strings.Cut(base, "/"); strings.Contains(first, ".") {
+	if strings.HasPrefix(p, "./") { // "./@x" from checkNarrowPath
 		return p, nil
 	}
-	return "", fmt.Errorf("%q does not exist in the workspace", p)
+	return "./" + p, nil
 }
 
 var (
@@ -166,7 +175,7 @@ func (c testCommand) pytestArgv(ws *Workspace, tests, packages []string) (argv, 
 		if file, name, ok := strings.Cut(t, "::"); ok {
 			real, err := checkNarrowPath(ws, file)
 			if err == nil {
-				err = mustExist(ws, real)
+				err = mustBeFile(ws, real)
 			}
 			if err != nil {
 				return nil, nil, fmt.Errorf("node id %q: %w", t, err)
@@ -270,7 +279,7 @@ var (
 		"--manifest-path", "-j", "--jobs", "--test", "--bench", "--example", "--bin", "--profile",
 		"--color", "--message-format", "--config", "-Z", "--exclude")
 	cargoFilter = regexp.MustCompile(`^[A-Za-z0-9_:]+$`)
-	cargoCrate  = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
+	cargoCrate  = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9_-]*$`)
 )
 
 // cargoArgv maps one test name onto cargo's filter positional; several go

@@ -372,7 +372,7 @@ func (o *searchOutcome) render(query string, f searchFilter, limit int) string {
 			if shown == limit {
 				break
 			}
-			fmt.Fprintf(&b, "%s:%d: %s\n", o.files[i], h.line, h.text)
+			fmt.Fprintf(&b, "%s:%d: %s\n", quoteName(o.files[i]), h.line, h.text)
 			shown++
 		}
 	}

@@ -127,7 +127,7 @@ func (s *Search) pathFilter(ctx context.Context, p string) (searchFilter, *agent
 	case errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR):
 		msg := fmt.Sprintf("path %q does not exist", p)
 		if sug := s.ws.suggest(ctx.Done(), p); len(sug) > 0 {
-			msg += "; did you mean: " + strings.Join(sug, ", ") + "?"
+			msg += "; did you mean: " + strings.Join(quoteNames(sug), ", ") + "?"
 		}
 		return fail(agent.CodeNotFound, msg)
 	case err != nil:

@@ -52,6 +52,7 @@ func NewAnthropic(cfg Config) (*Anthropic, error) {
 		option.WithoutEnvironmentDefaults(),
 		option.WithAPIKey(key),
 		option.WithMaxRetries(0), // retries are ours: see retrier
+		option.WithMiddleware(capResponse(MaxResponseBytes)),
 	}
 	if base := firstNonEmpty(cfg.BaseURL, getenv("ANTHROPIC_BASE_URL")); base != "" {
 		u, err := url.Parse(base)

@@ -68,6 +68,7 @@ func NewOpenAI(cfg Config) (*OpenAI, error) {
 	opts := []option.RequestOption{
 		option.WithBaseURL(base),
 		option.WithMaxRetries(0), // retries are ours: see retrier
+		option.WithMiddleware(capResponse(MaxResponseBytes)),
 		option.WithAPIKey(key),
 	}
 	if cfg.HTTPClient != nil {

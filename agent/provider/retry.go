@@ -112,6 +112,9 @@ func (r *retrier) once(ctx context.Context, fn func(ctx context.Context) error) 
 
 // transient reports whether err is worth another attempt.
 func (r *retrier) transient(err error) bool {
+	if errors.Is(err, ErrResponseTooLarge) {
+		return false
+	}
 	if apiErr, ok := errors.AsType[*APIError](err); ok {
 		return apiErr.Retryable()
 	}

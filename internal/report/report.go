@@ -253,7 +253,11 @@ func Text(b *bundle.Bundle) string {
 		fmt.Fprintf(&w, "warning: %s\n", x)
 	}
 	fmt.Fprintf(&w, "\n%s\n", Usage(b))
-	return w.String()
+	// Every field above may hold model or repository text (the failing
+	// tests, the stop detail, the diff, the model's name as the endpoint
+	// reported it): no escape sequence reaches the terminal, and no line
+	// becomes a workflow command once they are removed.
+	return noCommands(stripControls(w.String()))
 }
 
 func indent(s string) string {
