@@ -31,10 +31,11 @@ type collector struct {
 	bIndex   map[string]int
 	omitted  int
 	sources  []string
+	proj     *project
 }
 
-func newCollector() *collector {
-	return &collector{fIndex: map[string]int{}, bIndex: map[string]int{}}
+func newCollector(proj *project) *collector {
+	return &collector{fIndex: map[string]int{}, bIndex: map[string]int{}, proj: proj}
 }
 
 func failureKey(pkg, id string) string { return pkg + "\x00" + id }

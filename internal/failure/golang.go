@@ -72,6 +72,14 @@ type goText struct {
 
 	example *goFail // failed Example whose output follows
 
+	// events is set when the text comes from go test -json output events;
+	// evTest is then the Test of the event the current line came from.
+	// Verdict lines are trusted only from their own test's events (a test
+	// may print "--- FAIL: TestX" itself), package lines only from the
+	// package's.
+	events bool
+	evTest string
+
 	lastLine [256]byte
 	lastLen  int
 }
@@ -103,7 +111,7 @@ func (g *goText) line(s string) {
 	}
 	switch s[0] {
 	case '-':
-		if rest, ok := strings.CutPrefix(s, "--- FAIL: "); ok {
+		if rest, ok := strings.CutPrefix(s, "--- FAIL: "); ok && g.trusted(rest) {
 			g.failHeader(0, rest)
 			return
 		}
@@ -123,7 +131,7 @@ func (g *goText) line(s string) {
 			return
 		}
 	case 'F':
-		if rest, ok := strings.CutPrefix(s, "FAIL\t"); ok {
+		if rest, ok := strings.CutPrefix(s, "FAIL\t"); ok && (!g.events || g.evTest == "") {
 			g.pkgLine(rest, true)
 			return
 		}
@@ -131,7 +139,7 @@ func (g *goText) line(s string) {
 			return
 		}
 	case 'o':
-		if rest, ok := strings.CutPrefix(s, "ok  \t"); ok {
+		if rest, ok := strings.CutPrefix(s, "ok  \t"); ok && (!g.events || g.evTest == "") {
 			g.pkgLine(rest, false)
 			return
 		}
@@ -166,6 +174,20 @@ func (g *goText) line(s string) {
 	g.noteOther(s)
 }
 
+// trusted reports whether the verdict line "--- FAIL: rest" may be
+// believed: always in plain text; in -json events, only when it came from
+// the events of the test it names.
+func (g *goText) trusted(rest string) bool {
+	if !g.events {
+		return true
+	}
+	name := rest
+	if i := strings.LastIndex(rest, " ("); i > 0 {
+		name = rest[:i]
+	}
+	return name == g.evTest
+}
+
 // noteOther remembers the last unstructured line (for package failures
 // without a failing test), without allocating.
 func (g *goText) noteOther(s string) {
@@ -194,7 +216,7 @@ func (g *goText) runLine(s string) bool {
 func (g *goText) indented(s string) bool {
 	t := strings.TrimLeft(s, " ")
 	depth := (len(s) - len(t)) / 4
-	if rest, ok := strings.CutPrefix(t, "--- FAIL: "); ok {
+	if rest, ok := strings.CutPrefix(t, "--- FAIL: "); ok && g.trusted(rest) {
 		g.failHeader(depth, rest)
 		return true
 	}
@@ -247,8 +269,19 @@ func (g *goText) indented(s string) bool {
 	return false
 }
 
-// goLogLine splits "file.go:NN: message" (as t.Log prints it).
+// goLogLine splits "file.go:NN: message" (as t.Log prints it), also in
+// Go 1.14's -v layout "TestX: file.go:NN: message".
 func goLogLine(t string) (loc, msg string, ok bool) {
+	if name, rest, found := strings.Cut(t, ": "); found && name != "" && !strings.ContainsAny(name, " \t") &&
+		!strings.Contains(name, ".go:") {
+		if loc, msg, ok := goLogLine1(rest); ok {
+			return loc, msg, true
+		}
+	}
+	return goLogLine1(t)
+}
+
+func goLogLine1(t string) (loc, msg string, ok bool) {
 	i := strings.Index(t, ".go:")
 	if i <= 0 || strings.ContainsAny(t[:i], " \t") {
 		return "", "", false

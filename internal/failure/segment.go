@@ -187,8 +187,8 @@ type step struct {
 	gen      *genericRec
 }
 
-func newStep(name string, budget int) *step {
-	col := newCollector()
+func newStep(name string, budget int, proj *project) *step {
+	col := newCollector(proj)
 	return &step{name: name, col: col, recs: newRecognizers(col), gen: newGeneric(budget),
 		cmd: newLines(maxCommandLines, maxCommand)}
 }
@@ -196,6 +196,7 @@ func newStep(name string, budget int) *step {
 // segmenter splits a log into steps and keeps what failed.
 type segmenter struct {
 	opt     Options
+	proj    *project
 	cur     *step
 	failed  *collector
 	other   *collector
@@ -206,8 +207,9 @@ type segmenter struct {
 }
 
 func extractLines(br *bufio.Reader, opt Options) (*FailureContext, error) {
-	s := &segmenter{opt: opt, failed: newCollector(), other: newCollector()}
-	s.cur = newStep("", budgetOf(opt))
+	proj := newProject(opt.Workspace)
+	s := &segmenter{opt: opt, proj: proj, failed: newCollector(proj), other: newCollector(proj)}
+	s.cur = newStep("", budgetOf(opt), proj)
 	lr := newLineReader(br)
 	for {
 		b, err := lr.next()
@@ -233,7 +235,7 @@ func (s *segmenter) feed(line string) {
 			case "group":
 				if strings.HasPrefix(rest, "Run ") {
 					s.endStep()
-					s.cur = newStep(keep(rest), budgetOf(s.opt))
+					s.cur = newStep(keep(rest), budgetOf(s.opt), s.proj)
 					s.cur.header = true
 					return
 				}
@@ -244,7 +246,7 @@ func (s *segmenter) feed(line string) {
 				if code, ok := exitLine(rest); ok {
 					st.exitCode, st.exited, st.failed = code, true, true
 					s.endStep()
-					s.cur = newStep("", budgetOf(s.opt))
+					s.cur = newStep("", budgetOf(s.opt), s.proj)
 					return
 				}
 				st.failed = true

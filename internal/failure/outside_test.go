@@ -1,0 +1,174 @@
+package failure
+
+import (
+	"encoding/json"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestCorpusDeterministic extracts every corpus file several times: the
+// same log must always give byte-identical context (JSON and rendered
+// text), whatever the order of map iteration in between.
+func TestCorpusDeterministic(t *testing.T) {
+	t.Parallel()
+	for _, c := range corpus(t) {
+		var first string
+		for i := 0; i < 12; i++ {
+			fc, err := ExtractFile(c.file, c.options())
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, err := json.Marshal(fc)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := string(b) + "\n" + fc.Render(0) + "\n" + fc.Render(600)
+			if i == 0 {
+				first = got
+			} else if got != first {
+				t.Errorf("%s: extraction %d differs from the first:\n%s\n---\n%s", c.name, i, got, first)
+				break
+			}
+		}
+	}
+}
+
+func TestProjectForeign(t *testing.T) {
+	t.Parallel()
+	ws := t.TempDir()
+	if err := os.WriteFile(filepath.Join(ws, "go.mod"), []byte("module example.com/own\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p := newProject(ws)
+	wsAbs, _ := filepath.Abs(ws)
+	for _, tc := range []struct {
+		file    string
+		foreign bool
+	}{
+		{"/usr/local/go/src/testing/testing.go", true},
+		{"/opt/hostedtoolcache/go/1.22.1/x64/src/runtime/panic.go", true},
+		{"/go/src/app/calc/calc.go", false},                      // GOPATH checkout in a golang image
+		{"/go/src/github.com/org/repo/pkg/x.go", false},          // GOPATH layout
+		{"/root/go/pkg/mod/github.com/x/y@v1.0.0/y.go", true},    // module cache
+		{"/home/runner/work/repo/repo/src/testing/t.go", false},  // a runner checkout
+		{filepath.ToSlash(wsAbs) + "/src/runtime/r.go", false},   // inside the workspace
+		{filepath.ToSlash(wsAbs) + "/node_modules/x/i.js", true}, // a dependency, even there
+		{"/rustc/abc/library/core/src/panicking.rs", true},
+		{"/usr/lib/python3.11/unittest/case.py", true},
+		{"node:internal/process", true},
+		{"src/app.js", false},
+	} {
+		if got := p.foreign(tc.file); got != tc.foreign {
+			t.Errorf("foreign(%q) = %v, want %v", tc.file, got, tc.foreign)
+		}
+	}
+	// The module's own frames are its own wherever the checkout is.
+	if p.goForeignFrame("example.com/own/calc.Div", "/srv/build/calc/calc.go") {
+		t.Error("own module frame taken as foreign")
+	}
+	if !p.goForeignFrame("testing.tRunner", "/usr/local/go/src/testing/testing.go") {
+		t.Error("testing frame taken as the project's")
+	}
+}
+
+func TestPytestIDsAndLocations(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		id string
+		ok bool
+	}{
+		{"test_a.py::test_x", true}, {"test_a.py", true}, {"test_simple.yaml::hello", true},
+		{"docs/usage.rst::usage.rst", true}, {"mathdoc.txt::mathdoc.txt", true},
+		{"test_simple.yaml", false}, {"usecase: hello", false}, {"no_ext::x", false}, {"a b.txt::x", false},
+	} {
+		if got := pyNodeID(tc.id); got != tc.ok {
+			t.Errorf("pyNodeID(%q) = %v, want %v", tc.id, got, tc.ok)
+		}
+	}
+	for _, tc := range []struct{ line, loc string }{
+		{"test_calc.py:29: RuntimeError", "test_calc.py:29"},
+		{"/w/docs/usage.rst:8: DocTestFailure", "/w/docs/usage.rst:8"},
+		{"/w/test_fixtures.py:4", "/w/test_fixtures.py:4"},
+		{`C:\w\test_a.py:7: AssertionError`, `C:\w\test_a.py:7`},
+		{"    x = f(1):2", ""}, {"file /w/t.py, line 4", ""}, {"a:1: b", ""}, {"t.py:x: y", ""},
+	} {
+		file, line, ok := pyLocLine(tc.line)
+		got := ""
+		if ok {
+			got = file + ":" + line
+		}
+		if got != tc.loc {
+			t.Errorf("pyLocLine(%q) = %q, want %q", tc.line, got, tc.loc)
+		}
+	}
+}
+
+// TestGoJSONTrustsEvents: text inside a test's output that looks like a
+// verdict or a package line makes no failure and ends nothing.
+func TestGoJSONTrustsEvents(t *testing.T) {
+	t.Parallel()
+	ev := func(action, test, out string) string {
+		b, _ := json.Marshal(map[string]string{"Action": action, "Package": "ex.com/p", "Test": test, "Output": out})
+		return string(b) + "\n"
+	}
+	in := ev("run", "TestA", "") + ev("output", "TestA", "=== RUN   TestA\n") +
+		ev("output", "TestA", "--- FAIL: TestGhost (0.00s)\n") + ev("output", "TestA", "FAIL\tex.com/p\t0.1s\n") +
+		ev("output", "TestA", "    a_test.go:9: real failure\n") + ev("output", "TestA", "--- FAIL: TestA (0.00s)\n") +
+		ev("fail", "TestA", "") + ev("output", "", "FAIL\tex.com/p\t0.2s\n") + ev("fail", "", "")
+	checkRecognizer(t, []recognizerCase{{name: "fake verdicts", source: "go-json", in: in,
+		fails: []wantFailure{{"ex.com/p", "TestA", "a_test.go:9", "real failure"}}}})
+}
+
+// TestGoJSONInterruptedWithoutPanic: a binary that exits while tests run
+// (os.Exit) gives one package failure naming them, not invented failures.
+func TestGoJSONInterruptedWithoutPanic(t *testing.T) {
+	t.Parallel()
+	ev := func(action, test, out string) string {
+		b, _ := json.Marshal(map[string]string{"Action": action, "Package": "ex.com/p", "Test": test, "Output": out})
+		return string(b) + "\n"
+	}
+	in := ev("run", "TestB", "") + ev("run", "TestA", "") + ev("output", "", "exit status 3\n") +
+		ev("output", "", "FAIL\tex.com/p\t0.2s\n") + ev("fail", "", "")
+	fc := extractString(t, in)
+	if len(fc.Failures) != 1 || fc.Failures[0].ID != "ex.com/p" ||
+		!strings.HasSuffix(fc.Failures[0].Message, "not failed themselves): TestB, TestA") {
+		t.Errorf("got %+v", fc.Failures)
+	}
+}
+
+func TestXMLNotAReport(t *testing.T) {
+	t.Parallel()
+	in := "<?xml version=\"1.0\"?>\n<lint>\n<issue file=\"a.c\" msg=\"fatal: bad thing\"/>\n</lint>\n"
+	fc := extractString(t, in)
+	if fc.Source != "generic" || !strings.Contains(fc.Generic, "fatal: bad thing") || fc.Note != "" {
+		t.Errorf("got %+v", fc)
+	}
+	if !strings.Contains(fc.Render(0), "fatal: bad thing") {
+		t.Errorf("render lacks the excerpt:\n%s", fc.Render(0))
+	}
+}
+
+type failingReader struct{ r io.Reader }
+
+var errDisk = errors.New("disk gone")
+
+func (f *failingReader) Read(p []byte) (int, error) {
+	n, err := f.r.Read(p)
+	if err == io.EOF {
+		return n, errDisk
+	}
+	return n, err
+}
+
+// TestXMLReadError: a failing read is an error, not a cut report.
+func TestXMLReadError(t *testing.T) {
+	t.Parallel()
+	_, err := Extract(&failingReader{strings.NewReader(`<?xml version="1.0"?><testsuite><testcase name="x">`)}, Options{})
+	if !errors.Is(err, errDisk) {
+		t.Errorf("err = %v, want %v", err, errDisk)
+	}
+}
