@@ -230,3 +230,9 @@ func (r *rustc) line(s string) {
 }
 
 func (r *rustc) finish() {}
+
+func (c *cargo) trigger() trigger { return trigger{lead: "t-f", first: "RD"} }
+func (c *cargo) idle() bool       { return c.state == cargoNone }
+
+func (r *rustc) trigger() trigger { return trigger{lead: "e"} }
+func (r *rustc) idle() bool       { return r.pending == "" }

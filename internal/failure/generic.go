@@ -22,12 +22,14 @@ const (
 )
 
 // genericRec keeps windows around error-looking lines and the tail of a
-// step, for when no recognizer understood the output.
+// step, for when no recognizer understood the output. Its buffers are
+// reused from window to window: a long log allocates nothing per line.
 type genericRec struct {
 	budget int
 	ring   [genTail][]byte
 	n      int // lines seen
-	cur    *lines
+	cur    lines
+	open   bool // a window is open (in cur)
 	after  int
 	start  int // line index where the open window starts
 	first  []genWindow
@@ -38,17 +40,19 @@ type genericRec struct {
 // genWindow is the text around error lines, from line index start.
 type genWindow struct {
 	start int
-	text  string
+	text  []byte
 }
 
-func newGeneric(budget int) *genericRec { return &genericRec{budget: budget} }
+func newGeneric(budget int) *genericRec {
+	return &genericRec{budget: budget, cur: newLines(genWindowLines, genWindowLines*genLineBytes)}
+}
 
 func (g *genericRec) line(s string, errorLine bool) {
 	if len(s) > genLineBytes {
 		s = s[:genLineBytes]
 	}
 	isErr := errorLine || looksLikeError(s)
-	if g.cur != nil {
+	if g.open {
 		g.cur.add(s)
 		if isErr {
 			g.after = genAfter
@@ -56,8 +60,8 @@ func (g *genericRec) line(s string, errorLine bool) {
 			g.closeWindow()
 		}
 	} else if isErr {
-		w := newLines(genWindowLines, genWindowLines*genLineBytes)
-		g.cur = &w
+		g.cur.clear()
+		g.open = true
 		g.start = max(0, g.n-genBefore)
 		for i := g.start; i < g.n; i++ {
 			g.cur.add(view(g.ring[i%genTail]))
@@ -71,13 +75,14 @@ func (g *genericRec) line(s string, errorLine bool) {
 }
 
 func (g *genericRec) closeWindow() {
-	w := genWindow{start: g.start, text: g.cur.String()}
-	g.cur = nil
+	g.open = false
+	text := g.cur.trimmed()
 	if len(g.first) < genFirst {
-		g.first = append(g.first, w)
+		g.first = append(g.first, genWindow{start: g.start, text: append([]byte(nil), text...)})
 		return
 	}
-	g.last[g.nLast%genLast] = w
+	w := &g.last[g.nLast%genLast]
+	w.start, w.text = g.start, append(w.text[:0], text...)
 	g.nLast++
 }
 
@@ -87,7 +92,7 @@ func (g *genericRec) text() string {
 	if g.n == 0 {
 		return ""
 	}
-	if g.cur != nil {
+	if g.open {
 		g.closeWindow()
 	}
 	tail := min(g.n, genTail)
@@ -95,7 +100,7 @@ func (g *genericRec) text() string {
 	var b strings.Builder
 	for _, w := range g.first {
 		if w.start < tailStart { // windows inside the tail are shown there
-			b.WriteString(w.text)
+			b.Write(w.text)
 			b.WriteString("\n…\n")
 		}
 	}
@@ -104,7 +109,7 @@ func (g *genericRec) text() string {
 	}
 	for i := max(0, g.nLast-genLast); i < g.nLast; i++ {
 		if w := g.last[i%genLast]; w.start < tailStart {
-			b.WriteString(w.text)
+			b.Write(w.text)
 			b.WriteString("\n…\n")
 		}
 	}
@@ -137,13 +142,45 @@ var errorWordsBy = func() (t [256][]string) {
 	return t
 }()
 
-// looksLikeError reports whether s contains an error word, ignoring case.
+// errorTrigrams is a hashed bit set of the folded (byte|0x20) trigrams
+// that start an error word at its first or second byte: every error word
+// is at least 4 bytes long, so wherever one starts, the trigram ending at
+// the next even index is one of them.
+var errorTrigrams = func() (set [1 << 10]uint64) {
+	for _, w := range errorWords {
+		for k := 0; k < 2; k++ {
+			h := trigramHash(uint32(w[k]) | uint32(w[k+1])<<8 | uint32(w[k+2])<<16)
+			set[h>>6] |= 1 << (h & 63)
+		}
+	}
+	return set
+}()
+
+func trigramHash(t uint32) uint32 { return (t * 0x9E3779B1) >> 16 }
+
+// looksLikeError reports whether s contains an error word, ignoring case
+// (a byte matches a word's letter when byte|0x20 equals it). It looks at
+// every second position only: the folded trigram ending there must be in
+// errorTrigrams before the word is compared at the two starts it allows.
 func looksLikeError(s string) bool {
-	for i := 0; i < len(s); i++ {
-		for _, w := range errorWordsBy[s[i]|0x20] {
-			if hasFoldPrefix(s[i:], w) {
-				return true
-			}
+	for j := 2; j < len(s); j += 2 {
+		t := (uint32(s[j-2]) | uint32(s[j-1])<<8 | uint32(s[j])<<16) | 0x202020
+		h := trigramHash(t)
+		if errorTrigrams[h>>6]&(1<<(h&63)) == 0 {
+			continue
+		}
+		if errorWordAt(s, j-2) || j >= 3 && errorWordAt(s, j-3) {
+			return true
+		}
+	}
+	return false
+}
+
+// errorWordAt reports whether an error word starts at s[i].
+func errorWordAt(s string, i int) bool {
+	for _, w := range errorWordsBy[s[i]|0x20] {
+		if hasFoldPrefix(s[i:], w) {
+			return true
 		}
 	}
 	return false

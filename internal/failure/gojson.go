@@ -269,3 +269,6 @@ func GoTestJSONArgs(argv []string) ([]string, bool) {
 	}
 	return append(out, argv[2:]...), true
 }
+
+func (j *goJSON) trigger() trigger { return trigger{lead: "{"} }
+func (j *goJSON) idle() bool       { return true }

@@ -490,3 +490,15 @@ func (g *goText) finish() {
 		g.flush(g.pkg)
 	}
 }
+
+func (g *goText) trigger() trigger { return trigger{lead: "-=FopW# \t"} }
+
+// idle: in normal mode, a line not starting with a byte of the trigger
+// only becomes the remembered last line (skipped).
+func (g *goText) idle() bool { return g.mode == goNormal && g.example == nil }
+
+func (g *goText) skipped(s string) {
+	if s != "" {
+		g.noteOther(s)
+	}
+}

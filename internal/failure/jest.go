@@ -186,3 +186,9 @@ func (v *vitest) end() {
 }
 
 func (v *vitest) finish() { v.end() }
+
+func (j *jest) trigger() trigger { return trigger{first: "FPTS\xe2"} } // \xe2: "●"
+func (j *jest) idle() bool       { return !j.block.active }
+
+func (v *vitest) trigger() trigger { return trigger{first: "F"} }
+func (v *vitest) idle() bool       { return !v.block.active && len(v.merged) == 0 }

@@ -304,3 +304,10 @@ func (n *nodeSpec) finish() {
 	}
 	n.pending = nil
 }
+
+func (n *nodeTAP) trigger() trigger { return trigger{first: "#n"} }
+func (n *nodeTAP) idle() bool       { return !n.inDiag && !n.pending }
+
+// \xe2 starts "▶", "✔", "ℹ", "✖"; \xef starts "﹣".
+func (n *nodeSpec) trigger() trigger { return trigger{first: "\xe2\xeft"} }
+func (n *nodeSpec) idle() bool       { return n.cur == nil && !n.skipping }

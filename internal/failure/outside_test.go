@@ -172,3 +172,55 @@ func TestXMLReadError(t *testing.T) {
 		t.Errorf("err = %v, want %v", err, errDisk)
 	}
 }
+
+// looksLikeErrorRef is the plain scan looksLikeError must agree with:
+// an error word at any position, ignoring case.
+func looksLikeErrorRef(s string) bool {
+	for i := 0; i < len(s); i++ {
+		for _, w := range errorWords {
+			if hasFoldPrefix(s[i:], w) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// TestLooksLikeErrorAgrees compares the skipping scan with the plain one
+// on every line of the corpus and on each error word at every offset and
+// in every case.
+func TestLooksLikeErrorAgrees(t *testing.T) {
+	t.Parallel()
+	var inputs []string
+	for _, c := range corpus(t) {
+		b, err := os.ReadFile(c.file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		inputs = append(inputs, strings.Split(string(b), "\n")...)
+	}
+	for _, w := range errorWords {
+		for _, v := range []string{w, strings.ToUpper(w), strings.ToUpper(w[:1]) + w[1:], w[:len(w)-1]} {
+			for pad := 0; pad < 5; pad++ {
+				inputs = append(inputs, strings.Repeat("x", pad)+v, strings.Repeat("@", pad)+v+"!", v+strings.Repeat(" ", pad))
+			}
+		}
+	}
+	inputs = append(inputs, "NOT\x00FOUND", "cannot", "cannot\x00", "")
+	for _, s := range inputs {
+		if got, want := looksLikeError(s), looksLikeErrorRef(s); got != want {
+			t.Errorf("looksLikeError(%q) = %v, want %v", s, got, want)
+		}
+	}
+}
+
+func FuzzLooksLikeError(f *testing.F) {
+	for _, w := range errorWords {
+		f.Add("x" + w + "y")
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if got, want := looksLikeError(s), looksLikeErrorRef(s); got != want {
+			t.Errorf("looksLikeError(%q) = %v, want %v", s, got, want)
+		}
+	})
+}

@@ -336,3 +336,8 @@ func (p *pytest) pluginItem(title string) int {
 	}
 	return found
 }
+
+func (p *pytest) trigger() trigger {
+	return trigger{lead: "=_FE", has: []string{" FAILED", " ERROR"}}
+}
+func (p *pytest) idle() bool { return !p.inBlock }

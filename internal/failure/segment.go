@@ -76,7 +76,10 @@ func (lr *lineReader) cleanLine(line []byte) []byte {
 		lr.clean = stripANSI(lr.clean[:0], line)
 		line = lr.clean
 	}
-	if i := bytes.LastIndexByte(line, '\r'); i >= 0 {
+	if bytes.IndexByte(line, '\r') < 0 {
+		// Most lines: no carriage return (IndexByte is vectorised,
+		// LastIndexByte is not).
+	} else if i := bytes.LastIndexByte(line, '\r'); i >= 0 {
 		// Progress output: the terminal shows what follows the last CR.
 		if i+1 < len(line) {
 			line = line[i+1:]
@@ -183,13 +186,13 @@ type step struct {
 	exited   bool
 	failed   bool
 	col      *collector
-	recs     []recognizer
+	recs     *dispatcher
 	gen      *genericRec
 }
 
 func newStep(name string, budget int, proj *project) *step {
 	col := newCollector(proj)
-	return &step{name: name, col: col, recs: newRecognizers(col), gen: newGeneric(budget),
+	return &step{name: name, col: col, recs: newDispatcher(newRecognizers(col)), gen: newGeneric(budget),
 		cmd: newLines(maxCommandLines, maxCommand)}
 }
 
@@ -259,9 +262,7 @@ func (s *segmenter) feed(line string) {
 		s.headerLine(line)
 		return
 	}
-	for _, r := range st.recs {
-		r.line(line)
-	}
+	st.recs.line(line)
 	if st.col.empty() {
 		// Once something is recognized the generic excerpt is never used.
 		st.gen.line(line, errorLine)
@@ -295,9 +296,7 @@ func exitLine(s string) (int, bool) {
 // endStep finishes the current step and keeps its findings.
 func (s *segmenter) endStep() {
 	st := s.cur
-	for _, r := range st.recs {
-		r.finish()
-	}
+	st.recs.finish()
 	if st.failed {
 		s.nFailed++
 		s.failed.merge(st.col)

@@ -65,3 +65,6 @@ func (t *typescript) flush() {
 }
 
 func (t *typescript) finish() { t.flush() }
+
+func (t *typescript) trigger() trigger { return trigger{has: []string{"error TS"}} }
+func (t *typescript) idle() bool       { return t.last == nil }
