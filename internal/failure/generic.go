@@ -146,17 +146,21 @@ var errorWordsBy = func() (t [256][]string) {
 // that start an error word at its first or second byte: every error word
 // is at least 4 bytes long, so wherever one starts, the trigram ending at
 // the next even index is one of them.
-var errorTrigrams = func() (set [1 << 10]uint64) {
+var errorTrigrams = func() (set [1 << 9]uint64) {
 	for _, w := range errorWords {
 		for k := 0; k < 2; k++ {
-			h := trigramHash(uint32(w[k]) | uint32(w[k+1])<<8 | uint32(w[k+2])<<16)
+			h := trigramKey(w[k], w[k+1], w[k+2])
 			set[h>>6] |= 1 << (h & 63)
 		}
 	}
 	return set
 }()
 
-func trigramHash(t uint32) uint32 { return (t * 0x9E3779B1) >> 16 }
+// trigramKey is the low five bits of each byte: equal for a letter in
+// either case (and for some other bytes, which only cost a comparison).
+func trigramKey(a, b, c byte) uint32 {
+	return uint32(a&31) | uint32(b&31)<<5 | uint32(c&31)<<10
+}
 
 // looksLikeError reports whether s contains an error word, ignoring case
 // (a byte matches a word's letter when byte|0x20 equals it). It looks at
@@ -164,8 +168,7 @@ func trigramHash(t uint32) uint32 { return (t * 0x9E3779B1) >> 16 }
 // errorTrigrams before the word is compared at the two starts it allows.
 func looksLikeError(s string) bool {
 	for j := 2; j < len(s); j += 2 {
-		t := (uint32(s[j-2]) | uint32(s[j-1])<<8 | uint32(s[j])<<16) | 0x202020
-		h := trigramHash(t)
+		h := trigramKey(s[j-2], s[j-1], s[j])
 		if errorTrigrams[h>>6]&(1<<(h&63)) == 0 {
 			continue
 		}

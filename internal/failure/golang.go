@@ -50,6 +50,7 @@ type goText struct {
 	pkg   string // fixed package (go test -json), else from the package line
 	fails []*goFail
 	open  map[string]*lines // -v output of tests without a verdict yet
+	free  []*lines          // buffers of open output to reuse
 	cur   string            // test named by the last === line
 	stack []*goFail         // --- FAIL: headers by nesting depth
 	last  *lines            // where a continuation line goes
@@ -174,6 +175,9 @@ func (g *goText) line(s string) {
 	g.noteOther(s)
 }
 
+// asciiSpace marks the ASCII bytes strings.TrimSpace removes.
+var asciiSpace = [256]bool{'\t': true, '\n': true, '\v': true, '\f': true, '\r': true, ' ': true}
+
 // trusted reports whether the verdict line "--- FAIL: rest" may be
 // believed: always in plain text; in -json events, only when it came from
 // the events of the test it names.
@@ -191,7 +195,8 @@ func (g *goText) trusted(rest string) bool {
 // noteOther remembers the last unstructured line (for package failures
 // without a failing test), without allocating.
 func (g *goText) noteOther(s string) {
-	if strings.TrimSpace(s) == "" || strings.HasPrefix(s, "exit status") {
+	if s == "" || (s[0] >= 0x80 || asciiSpace[s[0]]) && strings.TrimSpace(s) == "" ||
+		strings.HasPrefix(s, "exit status") {
 		return
 	}
 	g.lastLen = copy(g.lastLine[:], s)
@@ -272,13 +277,17 @@ func (g *goText) indented(s string) bool {
 // goLogLine splits "file.go:NN: message" (as t.Log prints it), also in
 // Go 1.14's -v layout "TestX: file.go:NN: message".
 func goLogLine(t string) (loc, msg string, ok bool) {
+	if loc, msg, ok := goLogLine1(t); ok {
+		return loc, msg, true
+	}
+	if i := strings.Index(t, ".go:"); i <= 0 {
+		return "", "", false
+	}
 	if name, rest, found := strings.Cut(t, ": "); found && name != "" && !strings.ContainsAny(name, " \t") &&
 		!strings.Contains(name, ".go:") {
-		if loc, msg, ok := goLogLine1(rest); ok {
-			return loc, msg, true
-		}
+		return goLogLine1(rest)
 	}
-	return goLogLine1(t)
+	return "", "", false
 }
 
 func goLogLine1(t string) (loc, msg string, ok bool) {
@@ -304,9 +313,24 @@ func (g *goText) openBuf(name string) *lines {
 	if len(g.open) >= maxGoOpen {
 		clear(g.open)
 	}
-	b := newLines(maxExcerptLines, maxMessage)
-	g.open[keep(name)] = &b
-	return &b
+	var b *lines
+	if n := len(g.free); n > 0 {
+		b, g.free = g.free[n-1], g.free[:n-1]
+		b.clear()
+	} else {
+		nb := newLines(maxExcerptLines, maxMessage)
+		b = &nb
+	}
+	g.open[keep(name)] = b
+	return b
+}
+
+// recycle keeps the buffer of a test's held output for the next test
+// (g.last must not point to it any more).
+func (g *goText) recycle(b *lines) {
+	if len(g.free) < 8 {
+		g.free = append(g.free, b)
+	}
 }
 
 // passed drops the held -v output of a test that passed or was skipped.
@@ -319,7 +343,10 @@ func (g *goText) passed(rest string) {
 	if i := strings.LastIndex(rest, " ("); i > 0 {
 		name = rest[:i]
 	}
-	delete(g.open, name)
+	if b, ok := g.open[name]; ok {
+		delete(g.open, name)
+		g.recycle(b)
+	}
 }
 
 // failHeader handles "--- FAIL: TestX/sub (0.00s)" at a nesting depth.

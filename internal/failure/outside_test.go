@@ -224,3 +224,36 @@ func FuzzLooksLikeError(f *testing.F) {
 		}
 	})
 }
+
+func TestScanFlags(t *testing.T) {
+	t.Parallel()
+	ref := func(b []byte) (bool, bool, bool) { return scanFlagsSlow(b, false, false, false) }
+	base := []byte("2024-05-01 plain ascii log line with some length to it, ok")
+	for i := 0; i <= len(base); i++ {
+		for _, c := range []byte{0x1b, '\r', 0x80, 0xff, 0xe2, 0x00, 0x01, 0x1a, 0x1c, 0x0c, 0x0e, 0x7f} {
+			b := append([]byte(nil), base[:i]...)
+			b = append(b, c)
+			b = append(b, base[i:]...)
+			e1, c1, h1 := scanFlags(b)
+			e2, c2, h2 := ref(b)
+			if e1 != e2 || c1 != c2 || h1 != h2 {
+				t.Errorf("scanFlags(%q) = %v %v %v, want %v %v %v", b, e1, c1, h1, e2, c2, h2)
+			}
+		}
+	}
+}
+
+// TestGenericOfFirstFailedStep: the excerpt comes from the first failed
+// step that printed something, whatever later steps print (they are not
+// scanned once it is known).
+func TestGenericOfFirstFailedStep(t *testing.T) {
+	t.Parallel()
+	in := "##[group]Run first\nfirst\n##[endgroup]\nfatal: first step broke\n##[error]Process completed with exit code 2.\n" +
+		"##[group]Run second\nsecond\n##[endgroup]\nfatal: second step broke\n##[error]Process completed with exit code 3.\n" +
+		"##[group]Run third\nthird\n##[endgroup]\nerror: third step is fine\n"
+	fc := extractString(t, in)
+	if !strings.Contains(fc.Generic, "first step broke") || strings.Contains(fc.Generic, "second") ||
+		strings.Contains(fc.Generic, "third") || fc.Step != "Run first" || fc.ExitCode != 2 {
+		t.Errorf("got %+v", fc)
+	}
+}

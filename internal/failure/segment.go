@@ -3,6 +3,7 @@ package failure
 import (
 	"bufio"
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"io"
 	"strconv"
@@ -62,8 +63,12 @@ func (lr *lineReader) next() ([]byte, error) {
 
 // cleanLine strips framing and repairs the line; it may alias line.
 func (lr *lineReader) cleanLine(line []byte) []byte {
-	line = bytes.TrimSuffix(line, []byte{'\n'})
-	line = bytes.TrimSuffix(line, []byte{'\r'})
+	if n := len(line); n > 0 && line[n-1] == '\n' {
+		line = line[:n-1]
+	}
+	if n := len(line); n > 0 && line[n-1] == '\r' {
+		line = line[:n-1]
+	}
 	if len(line) > maxLine {
 		line = line[:maxLine]
 	}
@@ -72,13 +77,13 @@ func (lr *lineReader) cleanLine(line []byte) []byte {
 		line = bytes.TrimPrefix(line, []byte("\uFEFF"))
 	}
 	line = stripTimestamp(line)
-	if bytes.IndexByte(line, 0x1b) >= 0 {
+	esc, cr, high := scanFlags(line)
+	if esc {
 		lr.clean = stripANSI(lr.clean[:0], line)
 		line = lr.clean
 	}
-	if bytes.IndexByte(line, '\r') < 0 {
-		// Most lines: no carriage return (IndexByte is vectorised,
-		// LastIndexByte is not).
+	if !cr {
+		// Most lines: no carriage return.
 	} else if i := bytes.LastIndexByte(line, '\r'); i >= 0 {
 		// Progress output: the terminal shows what follows the last CR.
 		if i+1 < len(line) {
@@ -87,11 +92,48 @@ func (lr *lineReader) cleanLine(line []byte) []byte {
 			line = bytes.TrimRight(line, "\r")
 		}
 	}
-	if !utf8.Valid(line) {
+	if high && !utf8.Valid(line) {
 		lr.scratch = repairUTF8(lr.scratch[:0], line)
 		line = lr.scratch
 	}
 	return line
+}
+
+// scanFlags reports, in one pass of eight bytes at a time, whether b
+// holds an ESC (0x1b), a CR, and a byte of 0x80 or more (not ASCII).
+func scanFlags(b []byte) (esc, cr, high bool) {
+	const (
+		ones = 0x0101010101010101
+		tops = 0x8080808080808080
+		e8   = 0x1b * ones
+		c8   = 0x0d * ones
+	)
+	var he, hc, hh uint64
+	for len(b) >= 8 {
+		w := binary.LittleEndian.Uint64(b)
+		x, y := w^e8, w^c8
+		he |= (x - ones) &^ x
+		hc |= (y - ones) &^ y
+		hh |= w
+		b = b[8:]
+	}
+	// (v - ones) &^ v has a top bit set exactly when v has a zero byte
+	// (without one no byte borrows, and b-1 >= 0x80 implies b >= 0x80).
+	return scanFlagsSlow(b, he&tops != 0, hc&tops != 0, hh&tops != 0)
+}
+
+func scanFlagsSlow(b []byte, esc, cr, high bool) (bool, bool, bool) {
+	for _, c := range b {
+		switch {
+		case c == 0x1b:
+			esc = true
+		case c == '\r':
+			cr = true
+		case c >= 0x80:
+			high = true
+		}
+	}
+	return esc, cr, high
 }
 
 // stripTimestamp removes an Actions "2024-05-01T12:34:56.1234567Z " prefix.
@@ -263,8 +305,9 @@ func (s *segmenter) feed(line string) {
 		return
 	}
 	st.recs.line(line)
-	if st.col.empty() {
-		// Once something is recognized the generic excerpt is never used.
+	if st.col.empty() && (s.nFailed == 0 || s.generic == "") {
+		// Once something is recognized the generic excerpt is never used;
+		// nor is any later step's once a failed step gave its excerpt.
 		st.gen.line(line, errorLine)
 	}
 }
