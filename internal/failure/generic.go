@@ -142,15 +142,25 @@ var errorWordsBy = func() (t [256][]string) {
 	return t
 }()
 
-// errorTrigrams is a hashed bit set of the folded (byte|0x20) trigrams
-// that start an error word at its first or second byte: every error word
-// is at least 4 bytes long, so wherever one starts, the trigram ending at
-// the next even index is one of them.
+// errorTrigrams is the set of trigram keys (see trigramKey) at offsets
+// 0, 1 and 2 of each error word, a byte past the word's end standing for
+// any byte. looksLikeError looks at every third position j (2, 5, 8...):
+// wherever a word starts, at i, one of i+2, i+3, i+4 is such a j, and the
+// trigram ending there is in the set.
 var errorTrigrams = func() (set [1 << 9]uint64) {
 	for _, w := range errorWords {
-		for k := 0; k < 2; k++ {
-			h := trigramKey(w[k], w[k+1], w[k+2])
-			set[h>>6] |= 1 << (h & 63)
+		for k := 0; k < 3; k++ {
+			for c := 0; c < 32; c++ {
+				third := byte(c)
+				if k+2 < len(w) {
+					third = w[k+2]
+				}
+				h := trigramKey(w[k], w[k+1], third)
+				set[h>>6] |= 1 << (h & 63)
+				if k+2 < len(w) {
+					break
+				}
+			}
 		}
 	}
 	return set
@@ -164,19 +174,21 @@ func trigramKey(a, b, c byte) uint32 {
 
 // looksLikeError reports whether s contains an error word, ignoring case
 // (a byte matches a word's letter when byte|0x20 equals it). It looks at
-// every second position only: the folded trigram ending there must be in
-// errorTrigrams before the word is compared at the two starts it allows.
+// every third position only: the trigram ending there must be in
+// errorTrigrams before a word is compared at the three starts it allows.
 func looksLikeError(s string) bool {
-	for j := 2; j < len(s); j += 2 {
+	for j := 2; j < len(s); j += 3 {
 		h := trigramKey(s[j-2], s[j-1], s[j])
 		if errorTrigrams[h>>6]&(1<<(h&63)) == 0 {
 			continue
 		}
-		if errorWordAt(s, j-2) || j >= 3 && errorWordAt(s, j-3) {
+		if errorWordAt(s, j-2) || j >= 3 && errorWordAt(s, j-3) || j >= 4 && errorWordAt(s, j-4) {
 			return true
 		}
 	}
-	return false
+	// A four-byte word ending the line starts at len(s)-4, whose i+4 is
+	// past the end: no j covers it.
+	return len(s) >= 4 && errorWordAt(s, len(s)-4)
 }
 
 // errorWordAt reports whether an error word starts at s[i].
