@@ -311,7 +311,7 @@ func (g *goText) openBuf(name string) *lines {
 		return b
 	}
 	if len(g.open) >= maxGoOpen {
-		clear(g.open)
+		g.dropOpen() // g.last is set to the new buffer by the caller
 	}
 	var b *lines
 	if n := len(g.free); n > 0 {
@@ -328,9 +328,17 @@ func (g *goText) openBuf(name string) *lines {
 // recycle keeps the buffer of a test's held output for the next test
 // (g.last must not point to it any more).
 func (g *goText) recycle(b *lines) {
-	if len(g.free) < 8 {
+	if len(g.free) < maxGoOpen {
 		g.free = append(g.free, b)
 	}
+}
+
+// dropOpen forgets all held output, keeping the buffers for reuse.
+func (g *goText) dropOpen() {
+	for _, b := range g.open {
+		g.recycle(b)
+	}
+	clear(g.open)
 }
 
 // passed drops the held -v output of a test that passed or was skipped.
@@ -491,7 +499,7 @@ func (g *goText) flush(pkg string) {
 			Message: "WARNING: DATA RACE: " + r.summary, Excerpt: r.excerpt.String()})
 	}
 	g.fails, g.races, g.stack, g.last, g.lastF, g.example = nil, nil, g.stack[:0], nil, nil, nil
-	clear(g.open)
+	g.dropOpen()
 	g.cur = ""
 	g.lastLen = 0
 }
