@@ -290,12 +290,24 @@ func dotnetLoc(stack string, proj *project) string {
 			continue
 		}
 		file, n := l[j+len(" in "):i], strings.TrimSpace(l[i+len(":line "):])
-		if file == "" || !allDigits(n) || proj.foreign(file) {
+		fn := strings.TrimPrefix(strings.TrimSpace(l[:j]), "at ")
+		if file == "" || !allDigits(n) || proj.foreign(file) || dotnetForeign(fn, file) {
 			continue
 		}
 		return file + ":" + n
 	}
 	return ""
+}
+
+// dotnetForeign reports frames of the .NET runtime and test frameworks:
+// their namespaces, and sources built by Microsoft's CI ("/_/src/...").
+func dotnetForeign(fn, file string) bool {
+	for _, ns := range []string{"System.", "Microsoft.", "NUnit.", "Xunit.", "MSTest."} {
+		if strings.HasPrefix(fn, ns) {
+			return true
+		}
+	}
+	return strings.HasPrefix(file, "/_/") || strings.Contains(file, "/dotnet/shared/")
 }
 
 func attr(e xml.StartElement, name string) string {

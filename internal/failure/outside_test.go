@@ -257,3 +257,37 @@ func TestGenericOfFirstFailedStep(t *testing.T) {
 		t.Errorf("got %+v", fc)
 	}
 }
+
+// TestJUnitLocationInMessage: a reporter that gives the location only in
+// the failure's message attribute (no text, no file/line attributes).
+func TestJUnitLocationInMessage(t *testing.T) {
+	t.Parallel()
+	in := `<?xml version="1.0"?><testsuite name="s">` +
+		`<testcase classname="c" name="m"><failure message="expected 1, got 2 (src/m.js:4:2)" type="AssertionError"/></testcase>` +
+		`<testcase classname="c" name="p"><failure message="/w/tests/test_p.py:9: AssertionError">E   assert 1 == 2</failure></testcase>` +
+		`</testsuite>`
+	checkRecognizer(t, []recognizerCase{{name: "message attribute", source: "junit", in: in, fails: []wantFailure{
+		{"c", "m", "src/m.js:4:2", "AssertionError: expected 1, got 2"},
+		{"c", "p", "/w/tests/test_p.py:9", "test_p.py:9"}}}})
+}
+
+// TestNUnitAndTRXSnippets: the two .NET formats, read from a reader (not
+// a .xml file name), with the .NET stack frame form "in FILE:line N".
+func TestNUnitAndTRXSnippets(t *testing.T) {
+	t.Parallel()
+	nunit := `<?xml version="1.0"?><test-run><test-suite type="TestFixture" name="T">` +
+		`<test-case name="A" fullname="N.T.A" classname="N.T" result="Failed"><failure><message><![CDATA[  Expected: 1
+  But was:  2
+]]></message><stack-trace><![CDATA[   at N.T.A() in /src/T.cs:line 12
+]]></stack-trace></failure></test-case>` +
+		`<test-case name="B" fullname="N.T.B" classname="N.T" result="Passed"/></test-suite></test-run>`
+	trx := `<?xml version="1.0"?><TestRun xmlns="http://microsoft.com/schemas/VisualStudio/TeamTest/2010"><Results>` +
+		`<UnitTestResult testName="Fails" outcome="Failed"><Output><StdOut>noise at /src/X.cs:line 1</StdOut><ErrorInfo>` +
+		`<Message>boom</Message><StackTrace>   at System.Thing() in /usr/share/dotnet/x.cs:line 3
+   at N.T.Fails() in C:\src\T.cs:line 40</StackTrace></ErrorInfo></Output></UnitTestResult>` +
+		`<UnitTestResult testName="Passes" outcome="Passed"/></Results></TestRun>`
+	checkRecognizer(t, []recognizerCase{
+		{name: "nunit 3", source: "nunit", in: nunit, fails: []wantFailure{{"N.T", "N.T.A", "/src/T.cs:12", "Expected: 1"}}},
+		{name: "trx", source: "trx", in: trx, fails: []wantFailure{{"", "Fails", "C:/src/T.cs:40", "boom"}}},
+	})
+}
