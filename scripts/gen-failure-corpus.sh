@@ -230,6 +230,7 @@ gen_gomore() {
 	capture go-interrupted.txt "$d" go test -v -parallel 8 ./interrupted
 	capture go-interrupted-json.jsonl "$d" go test -json -parallel 8 ./interrupted
 	capture go-golden-json.jsonl "$d" go test -json ./golden
+	capture go-golden-oldlog-json.jsonl "$d" go test -json ./golden ./oldlog
 	# Go 1.14's go test -v named the test on each streamed log line
 	# ("    TestX: file_test.go:12: msg"). Go 1.14 cannot be installed here,
 	# so that layout is made from today's real output of the same package
