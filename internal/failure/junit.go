@@ -67,6 +67,7 @@ type xmlReport struct {
 	tc     *junitCase
 	dest   *lines // where character data goes, nil when nowhere
 	depth  int
+	cases  bool // a test case of a known format was seen
 }
 
 // nunitFailed and trxFailed are the results that mean a failed test.
@@ -119,7 +120,9 @@ func extractJUnit(r io.Reader, opt Options) (*FailureContext, error) {
 	}
 	fc := &FailureContext{Failures: x.col.failures, BuildErrors: x.col.builds, Omitted: x.col.omitted,
 		Source: strings.Join(x.col.sources, ","), Budget: budgetOf(opt), Note: note}
-	if x.col.empty() {
+	if x.col.empty() && (!x.cases || note != "") {
+		// Not a report this reader knows, or one cut before any failure
+		// (a whole report that passed says so: nothing failed).
 		if g := x.gen.text(); g != "" {
 			fc.Generic, fc.Source = g, "generic"
 		}
@@ -158,9 +161,11 @@ func (x *xmlReport) start(d *xml.Decoder, t xml.StartElement) error {
 			x.suites = append(x.suites, attr(t, "name"))
 		}
 	case "testcase": // JUnit
+		x.cases = true
 		x.tc = newCase(srcJUnit, attr(t, "name"), attr(t, "classname"))
 		x.tc.file, x.tc.line = attr(t, "file"), attr(t, "line")
 	case "test-case": // NUnit 2 and 3
+		x.cases = true
 		name := attr(t, "fullname")
 		if name == "" {
 			name = attr(t, "name")
@@ -168,6 +173,7 @@ func (x *xmlReport) start(d *xml.Decoder, t xml.StartElement) error {
 		x.tc = newCase(srcNUnit, name, attr(t, "classname"))
 		x.tc.failed = nunitFailed[attr(t, "result")]
 	case "UnitTestResult": // TRX
+		x.cases = true
 		x.tc = newCase(srcTRX, attr(t, "testName"), "")
 		x.tc.failed = trxFailed[attr(t, "outcome")]
 	case "failure", "error":

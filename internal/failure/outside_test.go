@@ -291,3 +291,18 @@ func TestNUnitAndTRXSnippets(t *testing.T) {
 		{name: "trx", source: "trx", in: trx, fails: []wantFailure{{"", "Fails", "C:/src/T.cs:40", "boom"}}},
 	})
 }
+
+// TestXMLReportThatPassed: a known report with no failure is understood
+// (nothing failed), not shown as a generic excerpt.
+func TestXMLReportThatPassed(t *testing.T) {
+	t.Parallel()
+	fc := extractString(t, `<?xml version="1.0"?><testsuite name="s" failures="0" errors="0"><testcase name="ok"/></testsuite>`)
+	if !fc.Empty() || fc.Note != "" {
+		t.Errorf("got %+v", fc)
+	}
+	// Cut before any failure: not "nothing failed".
+	cut := extractString(t, "<?xml version=\"1.0\"?>\n<testsuite name=\"s\">\n<testcase name=\"ok\"/>\n<testcase name=\"bad\"")
+	if cut.Empty() || cut.Note == "" || !strings.Contains(cut.Generic, "testcase") {
+		t.Errorf("cut report: %+v", cut)
+	}
+}
