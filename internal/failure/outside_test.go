@@ -1,6 +1,7 @@
 package failure
 
 import (
+	"bufio"
 	"encoding/json"
 	"errors"
 	"io"
@@ -304,5 +305,25 @@ func TestXMLReportThatPassed(t *testing.T) {
 	cut := extractString(t, "<?xml version=\"1.0\"?>\n<testsuite name=\"s\">\n<testcase name=\"ok\"/>\n<testcase name=\"bad\"")
 	if cut.Empty() || cut.Note == "" || !strings.Contains(cut.Generic, "testcase") {
 		t.Errorf("cut report: %+v", cut)
+	}
+}
+
+// TestLongInvalidLine: a line longer than the read buffer, with invalid
+// UTF-8 in its kept head, is repaired, not scrambled.
+func TestLongInvalidLine(t *testing.T) {
+	t.Parallel()
+	head := strings.Repeat("\xff", 100) + "--- FAIL: TestLong (0.00s)"
+	in := head + strings.Repeat("x", readBuffer*2) + "\nnext line\n"
+	lr := newLineReader(bufio.NewReaderSize(strings.NewReader(in), readBuffer))
+	b, err := lr.next()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := strings.Repeat("\uFFFD", 100) + "--- FAIL: TestLong (0.00s)"
+	if got := string(b); !strings.HasPrefix(got, want) {
+		t.Errorf("line starts %q, want %q", got[:min(len(got), 400)], want)
+	}
+	if b, _ := lr.next(); string(b) != "next line" {
+		t.Errorf("next line %q", b)
 	}
 }

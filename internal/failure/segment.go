@@ -28,6 +28,7 @@ const (
 type lineReader struct {
 	r       *bufio.Reader
 	scratch []byte
+	long    []byte
 	clean   []byte
 	first   bool
 	read    int64
@@ -35,7 +36,7 @@ type lineReader struct {
 
 func newLineReader(r *bufio.Reader) *lineReader {
 	return &lineReader{r: r, first: true,
-		scratch: make([]byte, 0, maxLine), clean: make([]byte, 0, maxLine)}
+		scratch: make([]byte, 0, maxLine), long: make([]byte, 0, maxLine), clean: make([]byte, 0, maxLine)}
 }
 
 // next returns the next cleaned line, or io.EOF.
@@ -44,8 +45,9 @@ func (lr *lineReader) next() ([]byte, error) {
 	lr.read += int64(len(line))
 	if errors.Is(err, bufio.ErrBufferFull) {
 		// A very long line: keep its head, skip the rest.
-		lr.scratch = append(lr.scratch[:0], line[:maxLine]...)
-		line = lr.scratch
+		// (Not in scratch: repairing the line writes there.)
+		lr.long = append(lr.long[:0], line[:maxLine]...)
+		line = lr.long
 		for errors.Is(err, bufio.ErrBufferFull) {
 			var more []byte
 			more, err = lr.r.ReadSlice('\n')
