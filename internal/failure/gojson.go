@@ -194,11 +194,12 @@ func (j *goJSON) endPackage(pkg string, p *goPkg, failed bool) {
 		return
 	}
 	sort.Slice(cut, func(a, b int) bool { return p.running[cut[a]] < p.running[cut[b]] })
-	note := "interrupted (still running when the test binary exited, not failed themselves): " +
-		strings.Join(cut, ", ")
+	note := clip("interrupted (still running when the test binary exited, not failed themselves): "+
+		strings.Join(cut, ", "), maxMessage/2)
 	if i := j.col.find(func(f *Failure) bool { return f.Package == pkg }); i >= 0 {
+		// The note goes after the message, which is shortened for it.
 		f := &j.col.failures[i]
-		f.Message = keep(clip(strings.TrimRight(f.Message, "\n ")+"\n"+note, maxMessage))
+		f.Message = keep(clip(strings.TrimRight(f.Message, "\n "), maxMessage-len(note)-1) + "\n" + note)
 		return
 	}
 	j.col.addFailure(srcGoJSON, Failure{ID: pkg, Package: pkg,
