@@ -14,7 +14,9 @@
 # (PyPI is not reachable here; `apt-get install python3-pytest`), cc and make.
 #
 # Usage: scripts/gen-failure-corpus.sh [ecosystem...]
-#   ecosystems: go cargo node jest vitest ts pytest generic (default: all)
+#   ecosystems: go cargo node jest vitest ts pytest generic gomore gopath
+#   cargopanic pyitems vitestmerged tsconfig junitcut (default: all; junitcut
+#   needs the pytest-items and vitest JUnit files already in the corpus)
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -220,8 +222,104 @@ gen_generic() {
 	rm -rf "${RUNNER:?}/cfix"
 }
 
+gen_gomore() {
+	local d
+	d=$(stage gomore "$FIX/go-more")
+	# -parallel 8: the slow tests run beside the panicking one, whatever
+	# GOMAXPROCS is, so the panic interrupts them.
+	capture go-interrupted.txt "$d" go test -v -parallel 8 ./interrupted
+	capture go-interrupted-json.jsonl "$d" go test -json -parallel 8 ./interrupted
+	capture go-golden-json.jsonl "$d" go test -json ./golden
+	capture go-golden-oldlog-json.jsonl "$d" go test -json ./golden ./oldlog
+	# Go 1.14's go test -v named the test on each streamed log line
+	# ("    TestX: file_test.go:12: msg"). Go 1.14 cannot be installed here,
+	# so that layout is made from today's real output of the same package
+	# by adding the name of the test that is running (see README.md).
+	capture go-test-v-current.txt "$d" go test -v ./oldlog
+	awk '/^=== (RUN|CONT|NAME) / { name = $3 }
+	/^    [^ -][^ ]*\.go:[0-9]+: / { sub(/^    /, "    " name ": ") }
+	{ print }' "$OUT/go-test-v-current.txt" >"$OUT/go-test-v-go114.txt"
+	rm "$OUT/go-test-v-current.txt"
+	wrap actions-go-interrupted.log "test (ubuntu-latest, stable)" "go test -json -parallel 8 ./interrupted" "$OUT/go-interrupted-json.jsonl" "$(cat "$RC/go-interrupted-json.jsonl")"
+	rm -rf "${RUNNER:?}/gomore"
+}
+
+# gen_gopath runs a GOPATH-mode package (no go.mod) from /go/src/app, as
+# in the golang container images (GOPATH=/go, GOROOT=/usr/local/go).
+gen_gopath() {
+	local d=/go/src/app
+	if [ -e /go ] && [ ! -e /go/.mini-agent-corpus ]; then
+		echo "/go exists and was not made by this script: skipping gopath" >&2
+		return 0
+	fi
+	rm -rf /go
+	mkdir -p "$d"
+	touch /go/.mini-agent-corpus
+	cp -R "$FIX/gopath"/. "$d"/
+	capture go-gopath.txt "$d" env GO111MODULE=off GOPATH=/go GOFLAGS= go test ./...
+	capture go-gopath-json.jsonl "$d" env GO111MODULE=off GOPATH=/go GOFLAGS= go test -json ./...
+	rm -rf /go
+}
+
+gen_cargopanic() {
+	local d
+	d=$(stage rustpanic "$FIX/cargo-panic")
+	capture cargo-should-panic.txt "$d" env RUST_BACKTRACE=0 cargo test --no-fail-fast --color=never
+	capture cargo-should-panic-bt.txt "$d" env RUST_BACKTRACE=1 cargo test --no-fail-fast --color=never
+	rm -rf "${RUNNER:?}/rustpanic"
+}
+
+gen_pyitems() {
+	local d
+	if ! "$PYTHON" -m pytest --version >/dev/null 2>&1; then
+		echo "pytest not available for $PYTHON: skipping (apt-get install python3-pytest)" >&2
+		return 0
+	fi
+	d=$(stage pyitems "$FIX/pytest-items")
+	local args=(-p no:cacheprovider --doctest-glob='*.txt' --doctest-glob='*.rst' --doctest-modules)
+	capture pytest-items.txt "$d" "$PYTHON" -m pytest "${args[@]}"
+	capture pytest-items-v.txt "$d" "$PYTHON" -m pytest "${args[@]}" -v
+	capture pytest-items-junit.txt "$d" "$PYTHON" -m pytest "${args[@]}" -q --junitxml=junit.xml
+	cp "$d/junit.xml" "$OUT/pytest-items-junit.xml"
+	rm "$OUT/pytest-items-junit.txt"
+	wrap actions-pytest-items.log "test (ubuntu-latest, 3.11)" "python -m pytest --doctest-glob='*.txt' --doctest-glob='*.rst' --doctest-modules" "$OUT/pytest-items.txt" "$(cat "$RC/pytest-items.txt")"
+	rm -rf "${RUNNER:?}/pyitems"
+}
+
+gen_vitestmerged() {
+	local d
+	npm_tools
+	d=$(stage vitestmerged "$FIX/vitest-merged")
+	ln -s "$NPM_DIR/node_modules" "$d/node_modules"
+	capture vitest-merged.txt "$d" "$NPM_DIR/node_modules/.bin/vitest" run
+	capture vitest-merged-color.txt "$d" env FORCE_COLOR=1 "$NPM_DIR/node_modules/.bin/vitest" run
+	rm -rf "${RUNNER:?}/vitestmerged"
+}
+
+gen_tsconfig() {
+	local d
+	npm_tools
+	d=$(stage tsconfig "$FIX/ts-config")
+	capture tsc-config.txt "$d" "$NPM_DIR/node_modules/.bin/tsc" -p . --pretty false
+	capture tsc-config-pretty.txt "$d" "$NPM_DIR/node_modules/.bin/tsc" -p . --pretty true
+	# The same real output as a task runner shows it, indented by four
+	# spaces (the only transformation; see testdata/README.md).
+	sed 's/^/    /' "$OUT/tsc-config.txt" >"$OUT/tsc-config-indented.txt"
+	rm -rf "${RUNNER:?}/tsconfig"
+}
+
+# gen_junitcut writes JUnit files cut off mid-write (a job killed while
+# the reporter was writing), from real reports captured above.
+gen_junitcut() {
+	local n
+	n=$(grep -b -o '<testcase classname="test_fixtures" name="test_token_length"' "$OUT/pytest-items-junit.xml" | cut -d: -f1)
+	head -c "$((n + 200))" "$OUT/pytest-items-junit.xml" >"$OUT/pytest-items-junit-cut.xml"
+	n=$(grep -b -o '</testcase>' "$OUT/vitest-junit.xml" | sed -n 2p | cut -d: -f1)
+	head -c "$((n + 40))" "$OUT/vitest-junit.xml" >"$OUT/vitest-junit-cut.xml"
+}
+
 ecos=("$@")
-[ ${#ecos[@]} -gt 0 ] || ecos=(go cargo node jest vitest ts pytest generic)
+[ ${#ecos[@]} -gt 0 ] || ecos=(go cargo node jest vitest ts pytest generic gomore gopath cargopanic pyitems vitestmerged tsconfig junitcut)
 for e in "${ecos[@]}"; do
 	"gen_$e"
 done

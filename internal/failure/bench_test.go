@@ -217,3 +217,47 @@ func TestBenchLogBounded(t *testing.T) {
 		t.Errorf("rendered %d bytes", len(out))
 	}
 }
+
+// BenchmarkExtractLog extracts the log named by $MINI_AGENT_BENCH_LOG
+// (for scripts/bench-failure.sh, which times grep on the same file). When
+// the file does not exist it is first written: the 100 MB Actions log of
+// BenchmarkExtract. It reports the extraction's CPU time (cpu-ns/op) and
+// the peak live heap besides the wall time.
+func BenchmarkExtractLog(b *testing.B) {
+	path := os.Getenv("MINI_AGENT_BENCH_LOG")
+	if path == "" {
+		b.Skip("MINI_AGENT_BENCH_LOG not set")
+	}
+	if _, err := os.Stat(path); err != nil {
+		writeBenchLog(b, path, 100<<20, recognizedPieces...)
+	}
+	st, err := os.Stat(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(st.Size())
+	var cpu time.Duration
+	var peak uint64
+	for i := 0; i < b.N; i++ {
+		b.StopTimer()
+		runtime.GC()
+		f, err := os.Open(path)
+		if err != nil {
+			b.Fatal(err)
+		}
+		pr := newPeakReader(f)
+		start := cpuTime()
+		b.StartTimer()
+		fc, err := Extract(pr, Options{})
+		b.StopTimer()
+		cpu += cpuTime() - start
+		f.Close()
+		if err != nil || fc.Empty() {
+			b.Fatalf("extract: %v %+v", err, fc)
+		}
+		peak = max(peak, pr.peak)
+		b.StartTimer()
+	}
+	b.ReportMetric(float64(cpu.Nanoseconds())/float64(b.N), "cpu-ns/op")
+	b.ReportMetric(float64(peak)/(1<<20), "peak-heap-MB")
+}

@@ -53,9 +53,10 @@ func (c *cargo) line(s string) {
 		return
 	case strings.HasPrefix(s, "test ") && strings.HasSuffix(s, " ... FAILED"):
 		name := strings.TrimSuffix(strings.TrimPrefix(s, "test "), " ... FAILED")
-		if len(c.failed) < maxFailures {
-			c.failed = append(c.failed, keep(name))
-		}
+		// A #[should_panic] test is listed as "x - should panic"; its id
+		// (in the blocks, the failures list and for re-running) is "x".
+		name = strings.TrimSuffix(name, " - should panic")
+		c.addName(name)
 		return
 	case strings.HasPrefix(s, "---- ") && strings.HasSuffix(s, " ----"):
 		c.endBlock()
@@ -98,6 +99,22 @@ func (c *cargo) addName(name string) {
 
 // blockLine reads a "---- x stdout ----" block.
 func (c *cargo) blockLine(s, t string) {
+	if rest, ok := strings.CutPrefix(s, "note: test did not panic as expected"); ok {
+		// #[should_panic] test that returned normally: " at src/lib.rs:22:8".
+		if loc, ok := strings.CutPrefix(rest, " at "); ok && c.cur.Location == "" {
+			c.cur.Location = keep(strings.TrimSpace(loc))
+		}
+		c.msg.add("test did not panic as expected")
+		c.state = cargoMessage
+		return
+	}
+	if rest, ok := strings.CutPrefix(s, "note: panic did not contain expected string"); ok {
+		// #[should_panic(expected = ...)] with another message; the
+		// panic message and the expected substring follow.
+		c.msg.add("panic did not contain expected string" + rest)
+		c.state = cargoMessage
+		return
+	}
 	if c.state == cargoBlock {
 		if loc, msg, ok := rustPanic(s); ok {
 			c.cur.Location = keep(loc)
@@ -213,3 +230,9 @@ func (r *rustc) line(s string) {
 }
 
 func (r *rustc) finish() {}
+
+func (c *cargo) trigger() trigger { return trigger{lead: "t-f", first: "RD"} }
+func (c *cargo) idle() bool       { return c.state == cargoNone }
+
+func (r *rustc) trigger() trigger { return trigger{lead: "e"} }
+func (r *rustc) idle() bool       { return r.pending == "" }

@@ -1,6 +1,7 @@
 package failure
 
 import (
+	"bytes"
 	"strings"
 	"unicode/utf8"
 )
@@ -31,10 +32,11 @@ type collector struct {
 	bIndex   map[string]int
 	omitted  int
 	sources  []string
+	proj     *project
 }
 
-func newCollector() *collector {
-	return &collector{fIndex: map[string]int{}, bIndex: map[string]int{}}
+func newCollector(proj *project) *collector {
+	return &collector{fIndex: map[string]int{}, bIndex: map[string]int{}, proj: proj}
 }
 
 func failureKey(pkg, id string) string { return pkg + "\x00" + id }
@@ -162,7 +164,7 @@ func clip(s string, n int) string {
 
 // lines is a bounded multi-line text buffer.
 type lines struct {
-	b       strings.Builder
+	b       []byte
 	n       int
 	maxN    int
 	maxSize int
@@ -178,25 +180,31 @@ func (l *lines) add(s string) {
 	}
 	if l.n >= l.maxN {
 		l.full = true
-		l.b.WriteString("…\n")
+		l.b = append(l.b, "…\n"...)
 		return
 	}
-	if room := l.maxSize - l.b.Len() - 1; len(s) > room {
+	if room := l.maxSize - len(l.b) - 1; len(s) > room {
 		// Keep the head of a line that does not fit, then stop.
 		l.full = true
 		if room > 16 {
-			l.b.WriteString(clip(s, room))
+			l.b = append(l.b, clip(s, room)...)
 		} else {
-			l.b.WriteString("…")
+			l.b = append(l.b, "…"...)
 		}
-		l.b.WriteByte('\n')
+		l.b = append(l.b, '\n')
 		return
 	}
-	l.b.WriteString(s)
-	l.b.WriteByte('\n')
+	l.b = append(l.b, s...)
+	l.b = append(l.b, '\n')
 	l.n++
 }
 
-func (l *lines) String() string { return strings.TrimRight(l.b.String(), "\n") }
+func (l *lines) String() string { return string(l.trimmed()) }
+
+// trimmed is the text without its final newlines, aliasing the buffer.
+func (l *lines) trimmed() []byte { return bytes.TrimRight(l.b, "\n") }
 
 func (l *lines) reset() { *l = lines{maxN: l.maxN, maxSize: l.maxSize} }
+
+// clear empties the buffer and keeps its memory for reuse.
+func (l *lines) clear() { *l = lines{b: l.b[:0], maxN: l.maxN, maxSize: l.maxSize} }

@@ -77,6 +77,12 @@ func Merge(contexts ...*FailureContext) *FailureContext {
 		if out.Budget == 0 {
 			out.Budget = c.Budget
 		}
+		if c.Note != "" && !strings.Contains(out.Note, c.Note) {
+			if out.Note != "" {
+				out.Note += "; "
+			}
+			out.Note += c.Note
+		}
 		for _, s := range strings.Split(c.Source, ",") {
 			if s != "" && !contains(sources, s) {
 				sources = append(sources, s)
@@ -216,6 +222,9 @@ func (c *FailureContext) Render(budget int) string {
 	}
 	if c.Command != "" && c.Command != strings.TrimPrefix(c.Step, "Run ") {
 		head.WriteString("Command: " + strings.ReplaceAll(c.Command, "\n", "\n  ") + "\n")
+	}
+	if c.Note != "" {
+		head.WriteString("Note: " + c.Note + "\n")
 	}
 	items := c.items()
 	if len(items) == 0 {

@@ -19,6 +19,9 @@ type want struct {
 	Failures    []Failure    `json:"failures"`
 	BuildErrors []BuildError `json:"build_errors"`
 	Generic     []string     `json:"generic"`
+	// Note is a substring of the note on the input (a cut report); none
+	// may be given when it is empty.
+	Note string `json:"note"`
 }
 
 type corpusCase struct {
@@ -136,12 +139,15 @@ func TestCorpus(t *testing.T) {
 			if len(w.Generic) == 0 && fc.Generic != "" {
 				t.Errorf("generic excerpt set although failures were recognized")
 			}
+			if w.Note == "" && fc.Note != "" || !strings.Contains(fc.Note, w.Note) {
+				t.Errorf("note %q, want %q", fc.Note, w.Note)
+			}
 			out := fc.Render(DefaultBudget)
 			if len(out) > DefaultBudget {
 				t.Fatalf("rendered %d bytes, budget %d", len(out), DefaultBudget)
 			}
 			for _, wf := range w.Failures {
-				if !strings.Contains(out, "at "+wf.Location+"\n") || !strings.Contains(out, firstLine(wf.Message)) {
+				if wf.Location != "" && !strings.Contains(out, "at "+wf.Location+"\n") || !strings.Contains(out, firstLine(wf.Message)) {
 					t.Errorf("render lacks %s's location %s or message %q:\n%s", wf.ID, wf.Location, wf.Message, out)
 				}
 			}

@@ -85,6 +85,8 @@ type FailureContext struct {
 	Generic string `json:"generic,omitempty"`
 	// Budget is the default byte budget of Render.
 	Budget int `json:"budget,omitempty"`
+	// Note says what is wrong with the input itself (a report cut short).
+	Note string `json:"note,omitempty"`
 }
 
 // Options tunes extraction.

@@ -22,12 +22,14 @@ const (
 )
 
 // genericRec keeps windows around error-looking lines and the tail of a
-// step, for when no recognizer understood the output.
+// step, for when no recognizer understood the output. Its buffers are
+// reused from window to window: a long log allocates nothing per line.
 type genericRec struct {
 	budget int
 	ring   [genTail][]byte
 	n      int // lines seen
-	cur    *lines
+	cur    lines
+	open   bool // a window is open (in cur)
 	after  int
 	start  int // line index where the open window starts
 	first  []genWindow
@@ -38,17 +40,19 @@ type genericRec struct {
 // genWindow is the text around error lines, from line index start.
 type genWindow struct {
 	start int
-	text  string
+	text  []byte
 }
 
-func newGeneric(budget int) *genericRec { return &genericRec{budget: budget} }
+func newGeneric(budget int) *genericRec {
+	return &genericRec{budget: budget, cur: newLines(genWindowLines, genWindowLines*genLineBytes)}
+}
 
 func (g *genericRec) line(s string, errorLine bool) {
 	if len(s) > genLineBytes {
 		s = s[:genLineBytes]
 	}
 	isErr := errorLine || looksLikeError(s)
-	if g.cur != nil {
+	if g.open {
 		g.cur.add(s)
 		if isErr {
 			g.after = genAfter
@@ -56,8 +60,8 @@ func (g *genericRec) line(s string, errorLine bool) {
 			g.closeWindow()
 		}
 	} else if isErr {
-		w := newLines(genWindowLines, genWindowLines*genLineBytes)
-		g.cur = &w
+		g.cur.clear()
+		g.open = true
 		g.start = max(0, g.n-genBefore)
 		for i := g.start; i < g.n; i++ {
 			g.cur.add(view(g.ring[i%genTail]))
@@ -71,13 +75,14 @@ func (g *genericRec) line(s string, errorLine bool) {
 }
 
 func (g *genericRec) closeWindow() {
-	w := genWindow{start: g.start, text: g.cur.String()}
-	g.cur = nil
+	g.open = false
+	text := g.cur.trimmed()
 	if len(g.first) < genFirst {
-		g.first = append(g.first, w)
+		g.first = append(g.first, genWindow{start: g.start, text: append([]byte(nil), text...)})
 		return
 	}
-	g.last[g.nLast%genLast] = w
+	w := &g.last[g.nLast%genLast]
+	w.start, w.text = g.start, append(w.text[:0], text...)
 	g.nLast++
 }
 
@@ -87,7 +92,7 @@ func (g *genericRec) text() string {
 	if g.n == 0 {
 		return ""
 	}
-	if g.cur != nil {
+	if g.open {
 		g.closeWindow()
 	}
 	tail := min(g.n, genTail)
@@ -95,7 +100,7 @@ func (g *genericRec) text() string {
 	var b strings.Builder
 	for _, w := range g.first {
 		if w.start < tailStart { // windows inside the tail are shown there
-			b.WriteString(w.text)
+			b.Write(w.text)
 			b.WriteString("\n…\n")
 		}
 	}
@@ -104,7 +109,7 @@ func (g *genericRec) text() string {
 	}
 	for i := max(0, g.nLast-genLast); i < g.nLast; i++ {
 		if w := g.last[i%genLast]; w.start < tailStart {
-			b.WriteString(w.text)
+			b.Write(w.text)
 			b.WriteString("\n…\n")
 		}
 	}
@@ -137,13 +142,60 @@ var errorWordsBy = func() (t [256][]string) {
 	return t
 }()
 
-// looksLikeError reports whether s contains an error word, ignoring case.
-func looksLikeError(s string) bool {
-	for i := 0; i < len(s); i++ {
-		for _, w := range errorWordsBy[s[i]|0x20] {
-			if hasFoldPrefix(s[i:], w) {
-				return true
+// errorTrigrams is the set of trigram keys (see trigramKey) at offsets
+// 0, 1 and 2 of each error word, a byte past the word's end standing for
+// any byte. looksLikeError looks at every third position j (2, 5, 8...):
+// wherever a word starts, at i, one of i+2, i+3, i+4 is such a j, and the
+// trigram ending there is in the set.
+var errorTrigrams = func() (set [1 << 9]uint64) {
+	for _, w := range errorWords {
+		for k := 0; k < 3; k++ {
+			for c := 0; c < 32; c++ {
+				third := byte(c)
+				if k+2 < len(w) {
+					third = w[k+2]
+				}
+				h := trigramKey(w[k], w[k+1], third)
+				set[h>>6] |= 1 << (h & 63)
+				if k+2 < len(w) {
+					break
+				}
 			}
+		}
+	}
+	return set
+}()
+
+// trigramKey is the low five bits of each byte: equal for a letter in
+// either case (and for some other bytes, which only cost a comparison).
+func trigramKey(a, b, c byte) uint32 {
+	return uint32(a&31) | uint32(b&31)<<5 | uint32(c&31)<<10
+}
+
+// looksLikeError reports whether s contains an error word, ignoring case
+// (a byte matches a word's letter when byte|0x20 equals it). It looks at
+// every third position only: the trigram ending there must be in
+// errorTrigrams before a word is compared at the three starts it allows.
+func looksLikeError(s string) bool {
+	for j := 2; j < len(s); j += 3 {
+		h := trigramKey(s[j-2], s[j-1], s[j])
+		if errorTrigrams[h>>6]&(1<<(h&63)) == 0 {
+			continue
+		}
+		if errorWordAt(s, j-2) || j >= 3 && errorWordAt(s, j-3) || j >= 4 && errorWordAt(s, j-4) {
+			return true
+		}
+	}
+	// A four-byte word ending the line starts at len(s)-4, whose i+4 is
+	// past the end: no j covers it.
+	return len(s) >= 4 && errorWordAt(s, len(s)-4)
+}
+
+// errorWordAt reports whether an error word starts at s[i].
+func errorWordAt(s string, i int) bool {
+	for _, w := range errorWordsBy[s[i]|0x20] {
+		if hasFoldPrefix(s[i:], w) {
+			return true
 		}
 	}
 	return false

@@ -3,6 +3,7 @@ package failure
 import (
 	"encoding/json"
 	"path/filepath"
+	"sort"
 	"strings"
 )
 
@@ -25,9 +26,11 @@ type goEvent struct {
 
 // goPkg is the state of one package in the event stream.
 type goPkg struct {
+	seq     int // order of first appearance, for a stable eviction and finish
 	text    *goText
 	failed  []string
-	running map[string]bool
+	running map[string]int // tests started and not finished, by start order
+	runSeq  int
 	partial strings.Builder
 }
 
@@ -38,6 +41,7 @@ type goJSON struct {
 	col    *collector
 	pkgs   map[string]*goPkg
 	builds map[string]*goPkg
+	seq    int
 }
 
 func newGoJSON(col *collector) *goJSON {
@@ -62,11 +66,12 @@ func (j *goJSON) line(s string) {
 			delete(j.builds, ev.ImportPath)
 		}
 	case "output":
-		j.state(j.pkgs, ev.Package, ev.Package).output(ev.Output)
+		j.state(j.pkgs, ev.Package, ev.Package).outputOf(ev.Test, ev.Output)
 	case "run":
 		p := j.state(j.pkgs, ev.Package, ev.Package)
-		if ev.Test != "" && len(p.running) < maxGoOpen {
-			p.running[ev.Test] = true
+		if _, ok := p.running[ev.Test]; ev.Test != "" && !ok && len(p.running) < maxGoOpen {
+			p.runSeq++
+			p.running[ev.Test] = p.runSeq
 		}
 	case "pass", "skip", "fail":
 		p := j.state(j.pkgs, ev.Package, ev.Package)
@@ -92,15 +97,46 @@ func (j *goJSON) state(m map[string]*goPkg, key, pkg string) *goPkg {
 		return p
 	}
 	if len(m) >= maxGoPackages {
-		for k, p := range m {
-			j.endPackage(k, p, false)
-			delete(m, k)
-			break
-		}
+		// Evict the oldest package (never a random one: the same log must
+		// always give the same result).
+		k := oldest(m)
+		j.endPackage(k, m[k], false)
+		delete(m, k)
 	}
-	p := &goPkg{text: newGoText(j.col, srcGoJSON, keep(pkg)), running: map[string]bool{}}
+	j.seq++
+	text := newGoText(j.col, srcGoJSON, keep(pkg))
+	text.events = true
+	p := &goPkg{seq: j.seq, text: text, running: map[string]int{}}
 	m[keep(key)] = p
 	return p
+}
+
+// oldest returns the key of the package of m seen first.
+func oldest(m map[string]*goPkg) string {
+	best, seq := "", 0
+	for k, p := range m {
+		if best == "" || p.seq < seq {
+			best, seq = k, p.seq
+		}
+	}
+	return best
+}
+
+// inOrder returns the keys of m in the order their packages were first seen.
+func inOrder(m map[string]*goPkg) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(a, b int) bool { return m[keys[a]].seq < m[keys[b]].seq })
+	return keys
+}
+
+// outputOf is output for the output events of test (or of the package,
+// when test is ""): goText trusts verdict lines only from their own test.
+func (p *goPkg) outputOf(test, out string) {
+	p.text.evTest = test
+	p.output(out)
 }
 
 // output feeds an output event's text to the package's text recognizer,
@@ -138,17 +174,36 @@ func (j *goJSON) endPackage(pkg string, p *goPkg, failed bool) {
 	if !failed {
 		return
 	}
-	var missing []string
-	missing = append(missing, p.failed...)
-	for t := range p.running {
-		missing = append(missing, t)
-	}
-	for _, t := range missing {
-		if j.col.hasFailure(pkg, t) || j.explained(pkg, t, missing) {
+	// A fail event the text did not explain is a failure all the same.
+	for _, t := range p.failed {
+		if j.col.hasFailure(pkg, t) || j.explained(pkg, t, p.failed) {
 			continue
 		}
 		j.col.addFailure(srcGoJSON, Failure{ID: t, Package: pkg, Message: "test failed (no output captured)"})
 	}
+	// Tests still running when the binary died (another test panicked,
+	// os.Exit) did not fail: they were interrupted. They are named on the
+	// package's failure, in the order they started.
+	var cut []string
+	for t := range p.running {
+		if !j.col.hasFailure(pkg, t) && !j.explained(pkg, t, nil) {
+			cut = append(cut, t)
+		}
+	}
+	if len(cut) == 0 {
+		return
+	}
+	sort.Slice(cut, func(a, b int) bool { return p.running[cut[a]] < p.running[cut[b]] })
+	note := clip("interrupted (still running when the test binary exited, not failed themselves): "+
+		strings.Join(cut, ", "), maxMessage/2)
+	if i := j.col.find(func(f *Failure) bool { return f.Package == pkg }); i >= 0 {
+		// The note goes after the message, which is shortened for it.
+		f := &j.col.failures[i]
+		f.Message = keep(clip(strings.TrimRight(f.Message, "\n "), maxMessage-len(note)-1) + "\n" + note)
+		return
+	}
+	j.col.addFailure(srcGoJSON, Failure{ID: pkg, Package: pkg,
+		Message: "the test binary exited while tests were running; " + note})
 }
 
 // explained reports whether test t only failed through a subtest.
@@ -167,12 +222,12 @@ func (j *goJSON) explained(pkg, t string, failed []string) bool {
 }
 
 func (j *goJSON) finish() {
-	for k, p := range j.builds {
-		p.text.finish()
+	for _, k := range inOrder(j.builds) {
+		j.builds[k].text.finish()
 		delete(j.builds, k)
 	}
-	for k, p := range j.pkgs {
-		j.endPackage(k, p, false)
+	for _, k := range inOrder(j.pkgs) {
+		j.endPackage(k, j.pkgs[k], false)
 	}
 }
 
@@ -215,3 +270,6 @@ func GoTestJSONArgs(argv []string) ([]string, bool) {
 	}
 	return append(out, argv[2:]...), true
 }
+
+func (j *goJSON) trigger() trigger { return trigger{lead: "{"} }
+func (j *goJSON) idle() bool       { return true }

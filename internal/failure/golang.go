@@ -50,6 +50,7 @@ type goText struct {
 	pkg   string // fixed package (go test -json), else from the package line
 	fails []*goFail
 	open  map[string]*lines // -v output of tests without a verdict yet
+	free  []*lines          // buffers of open output to reuse
 	cur   string            // test named by the last === line
 	stack []*goFail         // --- FAIL: headers by nesting depth
 	last  *lines            // where a continuation line goes
@@ -71,6 +72,14 @@ type goText struct {
 	races []*goRace
 
 	example *goFail // failed Example whose output follows
+
+	// events is set when the text comes from go test -json output events;
+	// evTest is then the Test of the event the current line came from.
+	// Verdict lines are trusted only from their own test's events (a test
+	// may print "--- FAIL: TestX" itself), package lines only from the
+	// package's.
+	events bool
+	evTest string
 
 	lastLine [256]byte
 	lastLen  int
@@ -103,7 +112,7 @@ func (g *goText) line(s string) {
 	}
 	switch s[0] {
 	case '-':
-		if rest, ok := strings.CutPrefix(s, "--- FAIL: "); ok {
+		if rest, ok := strings.CutPrefix(s, "--- FAIL: "); ok && g.trusted(rest) {
 			g.failHeader(0, rest)
 			return
 		}
@@ -123,7 +132,7 @@ func (g *goText) line(s string) {
 			return
 		}
 	case 'F':
-		if rest, ok := strings.CutPrefix(s, "FAIL\t"); ok {
+		if rest, ok := strings.CutPrefix(s, "FAIL\t"); ok && (!g.events || g.evTest == "") {
 			g.pkgLine(rest, true)
 			return
 		}
@@ -131,7 +140,7 @@ func (g *goText) line(s string) {
 			return
 		}
 	case 'o':
-		if rest, ok := strings.CutPrefix(s, "ok  \t"); ok {
+		if rest, ok := strings.CutPrefix(s, "ok  \t"); ok && (!g.events || g.evTest == "") {
 			g.pkgLine(rest, false)
 			return
 		}
@@ -166,10 +175,28 @@ func (g *goText) line(s string) {
 	g.noteOther(s)
 }
 
+// asciiSpace marks the ASCII bytes strings.TrimSpace removes.
+var asciiSpace = [256]bool{'\t': true, '\n': true, '\v': true, '\f': true, '\r': true, ' ': true}
+
+// trusted reports whether the verdict line "--- FAIL: rest" may be
+// believed: always in plain text; in -json events, only when it came from
+// the events of the test it names.
+func (g *goText) trusted(rest string) bool {
+	if !g.events {
+		return true
+	}
+	name := rest
+	if i := strings.LastIndex(rest, " ("); i > 0 {
+		name = rest[:i]
+	}
+	return name == g.evTest
+}
+
 // noteOther remembers the last unstructured line (for package failures
 // without a failing test), without allocating.
 func (g *goText) noteOther(s string) {
-	if strings.TrimSpace(s) == "" || strings.HasPrefix(s, "exit status") {
+	if s == "" || (s[0] >= 0x80 || asciiSpace[s[0]]) && strings.TrimSpace(s) == "" ||
+		strings.HasPrefix(s, "exit status") {
 		return
 	}
 	g.lastLen = copy(g.lastLine[:], s)
@@ -194,7 +221,7 @@ func (g *goText) runLine(s string) bool {
 func (g *goText) indented(s string) bool {
 	t := strings.TrimLeft(s, " ")
 	depth := (len(s) - len(t)) / 4
-	if rest, ok := strings.CutPrefix(t, "--- FAIL: "); ok {
+	if rest, ok := strings.CutPrefix(t, "--- FAIL: "); ok && g.trusted(rest) {
 		g.failHeader(depth, rest)
 		return true
 	}
@@ -247,8 +274,23 @@ func (g *goText) indented(s string) bool {
 	return false
 }
 
-// goLogLine splits "file.go:NN: message" (as t.Log prints it).
+// goLogLine splits "file.go:NN: message" (as t.Log prints it), also in
+// Go 1.14's -v layout "TestX: file.go:NN: message".
 func goLogLine(t string) (loc, msg string, ok bool) {
+	if loc, msg, ok := goLogLine1(t); ok {
+		return loc, msg, true
+	}
+	if i := strings.Index(t, ".go:"); i <= 0 {
+		return "", "", false
+	}
+	if name, rest, found := strings.Cut(t, ": "); found && name != "" && !strings.ContainsAny(name, " \t") &&
+		!strings.Contains(name, ".go:") {
+		return goLogLine1(rest)
+	}
+	return "", "", false
+}
+
+func goLogLine1(t string) (loc, msg string, ok bool) {
 	i := strings.Index(t, ".go:")
 	if i <= 0 || strings.ContainsAny(t[:i], " \t") {
 		return "", "", false
@@ -269,11 +311,34 @@ func (g *goText) openBuf(name string) *lines {
 		return b
 	}
 	if len(g.open) >= maxGoOpen {
-		clear(g.open)
+		g.dropOpen() // g.last is set to the new buffer by the caller
 	}
-	b := newLines(maxExcerptLines, maxMessage)
-	g.open[keep(name)] = &b
-	return &b
+	var b *lines
+	if n := len(g.free); n > 0 {
+		b, g.free = g.free[n-1], g.free[:n-1]
+		b.clear()
+	} else {
+		nb := newLines(maxExcerptLines, maxMessage)
+		b = &nb
+	}
+	g.open[keep(name)] = b
+	return b
+}
+
+// recycle keeps the buffer of a test's held output for the next test
+// (g.last must not point to it any more).
+func (g *goText) recycle(b *lines) {
+	if len(g.free) < maxGoOpen {
+		g.free = append(g.free, b)
+	}
+}
+
+// dropOpen forgets all held output, keeping the buffers for reuse.
+func (g *goText) dropOpen() {
+	for _, b := range g.open {
+		g.recycle(b)
+	}
+	clear(g.open)
 }
 
 // passed drops the held -v output of a test that passed or was skipped.
@@ -286,7 +351,10 @@ func (g *goText) passed(rest string) {
 	if i := strings.LastIndex(rest, " ("); i > 0 {
 		name = rest[:i]
 	}
-	delete(g.open, name)
+	if b, ok := g.open[name]; ok {
+		delete(g.open, name)
+		g.recycle(b)
+	}
 }
 
 // failHeader handles "--- FAIL: TestX/sub (0.00s)" at a nesting depth.
@@ -431,7 +499,7 @@ func (g *goText) flush(pkg string) {
 			Message: "WARNING: DATA RACE: " + r.summary, Excerpt: r.excerpt.String()})
 	}
 	g.fails, g.races, g.stack, g.last, g.lastF, g.example = nil, nil, g.stack[:0], nil, nil, nil
-	clear(g.open)
+	g.dropOpen()
 	g.cur = ""
 	g.lastLen = 0
 }
@@ -455,5 +523,17 @@ func (g *goText) finish() {
 	g.mode = goNormal
 	if len(g.fails) > 0 || len(g.races) > 0 {
 		g.flush(g.pkg)
+	}
+}
+
+func (g *goText) trigger() trigger { return trigger{lead: "-=FopW# \t"} }
+
+// idle: in normal mode, a line not starting with a byte of the trigger
+// only becomes the remembered last line (skipped).
+func (g *goText) idle() bool { return g.mode == goNormal && g.example == nil }
+
+func (g *goText) skipped(s string) {
+	if s != "" {
+		g.noteOther(s)
 	}
 }

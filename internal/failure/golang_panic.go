@@ -82,7 +82,7 @@ func (g *goText) panicLine(s string) bool {
 		return true
 	}
 	file, _, _ := strings.Cut(strings.TrimSpace(s), " +0x")
-	if (g.goroutine == 1 || g.timeout != nil) && !goForeignFrame(g.fn, file) {
+	if (g.goroutine == 1 || g.timeout != nil) && !g.col.proj.goForeignFrame(g.fn, file) {
 		// The excerpt keeps the project's frames only.
 		g.gbuf.add(g.fn + "(...)")
 		g.gbuf.add("\t" + file)
@@ -103,7 +103,7 @@ func (g *goText) frame(fn, file string) {
 		}
 		return
 	}
-	if g.goroutine == 1 && g.ptarget != nil && g.ptarget.loc == "" && !goForeignFrame(fn, file) {
+	if g.goroutine == 1 && g.ptarget != nil && g.ptarget.loc == "" && !g.col.proj.goForeignFrame(fn, file) {
 		g.ptarget.loc = keep(file)
 	}
 }
@@ -154,8 +154,12 @@ var goStdPackages = map[string]bool{
 
 // goForeignFrame reports frames of the runtime, the standard library or a
 // dependency in the module cache.
-func goForeignFrame(fn, file string) bool {
-	if isForeign(file) || strings.Contains(file, "/src/runtime/") || strings.Contains(file, "/src/testing/") {
+func (p *project) goForeignFrame(fn, file string) bool {
+	if p != nil && p.module != "" && (strings.HasPrefix(fn, p.module+".") || strings.HasPrefix(fn, p.module+"/")) {
+		// The workspace's own module, wherever it is checked out.
+		return false
+	}
+	if p.foreign(file) {
 		return true
 	}
 	head := fn
@@ -183,7 +187,7 @@ func (g *goText) raceLine(s string) {
 	}
 	if r.loc == "" && strings.HasPrefix(s, "      /") {
 		file, _, _ := strings.Cut(t, " +0x")
-		if !isForeign(file) {
+		if !g.col.proj.foreign(file) {
 			r.loc = keep(file)
 		}
 	}

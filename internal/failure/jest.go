@@ -30,15 +30,24 @@ func (b *jsBlock) end(col *collector, src string) {
 		return
 	}
 	b.active = false
-	col.addFailure(src, Failure{ID: b.id, Package: b.file, Location: b.loc,
-		Message: strings.TrimSpace(b.msg.String()), Excerpt: b.excerpt.String()})
+	col.addFailure(src, b.failure())
+}
+
+func (b *jsBlock) failure() Failure {
+	return Failure{ID: b.id, Package: b.file, Location: b.loc,
+		Message: strings.TrimSpace(b.msg.String()), Excerpt: b.excerpt.String()}
+}
+
+// empty reports whether the block has no content yet.
+func (b *jsBlock) empty() bool {
+	return b.active && !b.msgDone && b.loc == "" && b.msg.n == 0 && b.excerpt.n == 0
 }
 
 // frame records a stack or ❯ line; the first project location wins.
-func (b *jsBlock) frame(t string) {
+func (b *jsBlock) frame(t string, proj *project) {
 	b.msgDone = true
 	if b.loc == "" {
-		if l := firstLoc(t); l != "" {
+		if l := proj.firstLoc(t); l != "" {
 			b.loc = keep(l)
 		}
 	}
@@ -101,7 +110,7 @@ func (j *jest) line(s string) {
 	b := &j.block
 	switch {
 	case strings.HasPrefix(t, "at "):
-		b.frame(t)
+		b.frame(t, j.col.proj)
 	case jsCodeFrame(t) && t != "":
 		b.msgDone = true
 		b.excerpt.add(strings.TrimPrefix(s, "    "))
@@ -117,6 +126,10 @@ func (j *jest) finish() { j.block.end(j.col, srcJest) }
 type vitest struct {
 	col   *collector
 	block jsBlock
+	// merged are the tests whose FAIL headers came right before the
+	// block's own with nothing between: vitest prints identical errors
+	// once under all their headers, so they share the block's report.
+	merged []Failure
 }
 
 func newVitest(col *collector) *vitest { return &vitest{col: col} }
@@ -128,12 +141,16 @@ func (v *vitest) line(s string) {
 		file, id, ok := strings.Cut(rest, " > ")
 		if !ok {
 			if f, _, ok2 := strings.Cut(rest, " [ "); ok2 && strings.HasSuffix(rest, " ]") {
-				v.block.end(v.col, srcVitest)
+				v.end()
 				v.block.start(f, "suite failed to run")
 			}
 			return
 		}
-		v.block.end(v.col, srcVitest)
+		if v.block.empty() && len(v.merged) < maxFailures {
+			v.merged = append(v.merged, Failure{ID: v.block.id, Package: v.block.file})
+		} else {
+			v.end()
+		}
 		v.block.start(file, strings.TrimSpace(id))
 		return
 	}
@@ -143,9 +160,9 @@ func (v *vitest) line(s string) {
 	b := &v.block
 	switch {
 	case strings.HasPrefix(t, "⎯") || strings.HasPrefix(t, "Test Files "):
-		b.end(v.col, srcVitest)
+		v.end()
 	case strings.HasPrefix(t, "❯ "):
-		b.frame(strings.TrimPrefix(t, "❯ "))
+		b.frame(strings.TrimPrefix(t, "❯ "), v.col.proj)
 	case b.msgDone:
 		if jsCodeFrame(t) && t != "" {
 			b.excerpt.add(s)
@@ -155,4 +172,23 @@ func (v *vitest) line(s string) {
 	}
 }
 
-func (v *vitest) finish() { v.block.end(v.col, srcVitest) }
+// end reports the block, and the merged tests before it with its report.
+func (v *vitest) end() {
+	if v.block.active {
+		f := v.block.failure()
+		for _, m := range v.merged {
+			m.Location, m.Message, m.Excerpt = f.Location, f.Message, f.Excerpt
+			v.col.addFailure(srcVitest, m)
+		}
+	}
+	v.merged = v.merged[:0]
+	v.block.end(v.col, srcVitest)
+}
+
+func (v *vitest) finish() { v.end() }
+
+func (j *jest) trigger() trigger { return trigger{first: "FPTS\xe2"} } // \xe2: "●"
+func (j *jest) idle() bool       { return !j.block.active }
+
+func (v *vitest) trigger() trigger { return trigger{first: "F"} }
+func (v *vitest) idle() bool       { return !v.block.active && len(v.merged) == 0 }

@@ -40,9 +40,31 @@ var sourceExts = map[string]bool{
 	".vue": true, ".svelte": true,
 }
 
+// project decides which files belong to the project under repair and
+// which to the toolchain or a dependency. It knows the workspace (its
+// absolute path) and, for Go, the module path from its go.mod; a nil
+// project knows neither and decides from the path alone.
+type project struct {
+	ws     string // absolute workspace path, slash-separated, "" if unknown
+	module string // Go module path of the workspace, "" if none
+}
+
+// newProject returns the project of workspace ws (which may be "").
+func newProject(ws string) *project {
+	p := &project{}
+	if ws == "" {
+		return p
+	}
+	if abs, err := filepath.Abs(ws); err == nil {
+		p.ws = filepath.ToSlash(abs)
+		p.module = goModule(filepath.Join(abs, "go.mod"))
+	}
+	return p
+}
+
 // findLocs returns the "file:line[:col]" tokens of s that name a source
 // file, in order, skipping runtime and dependency frames.
-func findLocs(s string) []string {
+func (p *project) findLocs(s string) []string {
 	var out []string
 	for i := 0; i < len(s); i++ {
 		if s[i] != ':' || i+1 >= len(s) || !isDigit(s[i+1]) {
@@ -63,7 +85,7 @@ func findLocs(s string) []string {
 			}
 		}
 		file := strings.TrimPrefix(s[start:i], "file://")
-		if sourceExts[path.Ext(file)] && !isForeign(file) {
+		if sourceExts[path.Ext(file)] && !p.foreign(file) {
 			out = append(out, strings.TrimPrefix(s[start:end], "file://"))
 		}
 		i = end - 1
@@ -76,19 +98,66 @@ func isPathByte(c byte) bool {
 		c != '<' && c != '>' && c != ','
 }
 
-// isForeign reports whether file belongs to a toolchain or a dependency
-// rather than to the project.
-func isForeign(file string) bool {
-	return strings.HasPrefix(file, "node:") || strings.Contains(file, "node_modules/") ||
-		strings.Contains(file, "/go/src/") || strings.HasPrefix(file, "/rustc/") ||
+// foreign reports whether file belongs to a toolchain or a dependency
+// rather than to the project. Dependencies (node_modules, the Go module
+// cache, cargo's registry, site-packages) are foreign wherever they are;
+// otherwise a file inside the workspace or a runner's checkout is the
+// project's own, whatever its path looks like (a GOPATH checkout lives
+// under /go/src/); of the rest, a Go toolchain source (GOROOT/src/<std
+// package>/...), Rust's and Python's standard libraries are foreign.
+func (p *project) foreign(file string) bool {
+	if strings.HasPrefix(file, "node:") || strings.Contains(file, "node_modules/") ||
 		strings.Contains(file, "/pkg/mod/") || strings.Contains(file, "/.cargo/registry/") ||
-		strings.Contains(file, "/site-packages/") || strings.Contains(file, "/lib/python3") ||
+		strings.Contains(file, "/site-packages/") || strings.Contains(file, "/dist-packages/") {
+		return true
+	}
+	if p != nil && p.ws != "" && strings.HasPrefix(file, p.ws+"/") {
+		return false
+	}
+	if _, ok := runnerRel(file); ok {
+		return false
+	}
+	return isGoRootFile(file) || strings.HasPrefix(file, "/rustc/") ||
+		strings.Contains(file, "/lib/python3") ||
 		strings.HasPrefix(file, "internal/") || strings.HasPrefix(file, "_testmain.go")
 }
 
+// goStdDirs are the top-level directories of GOROOT/src.
+var goStdDirs = map[string]bool{
+	"archive": true, "bufio": true, "builtin": true, "bytes": true, "cmd": true, "cmp": true,
+	"compress": true, "container": true, "context": true, "crypto": true, "database": true,
+	"debug": true, "embed": true, "encoding": true, "errors": true, "expvar": true, "flag": true,
+	"fmt": true, "go": true, "hash": true, "html": true, "image": true, "index": true,
+	"internal": true, "io": true, "iter": true, "log": true, "maps": true, "math": true,
+	"mime": true, "net": true, "os": true, "path": true, "plugin": true, "reflect": true,
+	"regexp": true, "runtime": true, "slices": true, "sort": true, "strconv": true,
+	"strings": true, "structs": true, "sync": true, "syscall": true, "testing": true, "text": true,
+	"time": true, "unicode": true, "unique": true, "unsafe": true, "vendor": true, "weak": true,
+}
+
+// isGoRootFile reports whether file is a Go toolchain source: an absolute
+// path ".../src/<standard package>/...". A GOPATH project's own files
+// (/go/src/app/..., /go/src/github.com/org/repo/...) are not.
+func isGoRootFile(file string) bool {
+	if !strings.HasPrefix(file, "/") && !(len(file) > 2 && file[1] == ':') {
+		return false
+	}
+	rest := file
+	for {
+		i := strings.Index(rest, "/src/")
+		if i < 0 {
+			return false
+		}
+		rest = rest[i+len("/src/"):]
+		if dir, _, ok := strings.Cut(rest, "/"); ok && goStdDirs[dir] {
+			return true
+		}
+	}
+}
+
 // firstLoc is the first project location in s, or "".
-func firstLoc(s string) string {
-	if l := findLocs(s); len(l) > 0 {
+func (p *project) firstLoc(s string) string {
+	if l := p.findLocs(s); len(l) > 0 {
 		return l[0]
 	}
 	return ""
@@ -167,6 +236,17 @@ func (n *normalizer) path(p, pkg string) string {
 		// go test prints a test's file name relative to its package.
 		if dir, ok := strings.CutPrefix(pkg, n.module); ok && (dir == "" || dir[0] == '/') {
 			if cand := path.Join(strings.TrimPrefix(dir, "/"), p); n.has(cand) {
+				return cand
+			}
+		}
+	}
+	if n.ws != "" && n.module == "" && pkg != "" && !strings.Contains(p, "/") && !n.has(p) && !strings.Contains(pkg, " ") {
+		// No module path to go by (GOPATH mode: import path "app/calc" in
+		// /go/src/app): the longest tail of the import path that holds
+		// the file.
+		parts := strings.Split(pkg, "/")
+		for i := range parts {
+			if cand := path.Join(path.Join(parts[i:]...), p); n.has(cand) {
 				return cand
 			}
 		}

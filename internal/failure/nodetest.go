@@ -148,7 +148,7 @@ func (n *nodeTAP) emit() {
 	where := n.val("location")
 	file, _ := splitLoc(where)
 	stack := n.val("stack")
-	loc := firstLoc(stack)
+	loc := n.col.proj.firstLoc(stack)
 	if loc == "" {
 		loc = where
 	}
@@ -271,7 +271,7 @@ func (n *nodeSpec) body(ind int, s, t string) {
 	if strings.HasPrefix(t, "at ") {
 		n.msgDone = true
 		if n.cur.Location == "" {
-			n.cur.Location = keep(firstLoc(t))
+			n.cur.Location = keep(n.col.proj.firstLoc(t))
 		}
 		n.excerpt.add(t)
 		return
@@ -304,3 +304,10 @@ func (n *nodeSpec) finish() {
 	}
 	n.pending = nil
 }
+
+func (n *nodeTAP) trigger() trigger { return trigger{first: "#n"} }
+func (n *nodeTAP) idle() bool       { return !n.inDiag && !n.pending }
+
+// \xe2 starts "▶", "✔", "ℹ", "✖"; \xef starts "﹣".
+func (n *nodeSpec) trigger() trigger { return trigger{first: "\xe2\xeft"} }
+func (n *nodeSpec) idle() bool       { return n.cur == nil && !n.skipping }

@@ -29,7 +29,17 @@ type pytest struct {
 	excerpt lines
 	loc     string
 	locFile string
+	doctest bool // a "[doctest] name" block
+	dtMsg   bool // inside a doctest's Expected/Got or exception report
+	example string
+	// summary is set once a "FAILED id" or "ERROR id" line was read: then
+	// every failure is listed there, and a block that matches none of
+	// them is not invented as another one.
+	summary bool
 }
+
+// pyDoctest is the title prefix of a doctest's block.
+const pyDoctest = "[doctest] "
 
 func newPytest(col *collector) *pytest { return &pytest{col: col} }
 
@@ -102,6 +112,8 @@ func (p *pytest) startBlock(title string) {
 	p.msg = newLines(maxExcerptLines, maxMessage)
 	p.excerpt = newLines(maxExcerptLines, maxExcerpt)
 	p.loc, p.locFile = "", ""
+	p.doctest = strings.HasPrefix(name, pyDoctest)
+	p.dtMsg, p.example = false, ""
 }
 
 func (p *pytest) blockLine(s string) {
@@ -118,26 +130,55 @@ func (p *pytest) blockLine(s string) {
 		if p.locFile == "" {
 			p.locFile = keep(file)
 		}
+		p.dtMsg = false
 		return
+	}
+	if p.doctest {
+		// "006 >>> round(2.675, 2)", then "Expected:"/"Got:" or
+		// "UNEXPECTED EXCEPTION: ..." and a traceback.
+		if s == "Expected:" || strings.HasPrefix(s, "UNEXPECTED EXCEPTION: ") {
+			p.dtMsg = true
+			if p.example != "" {
+				p.msg.add(p.example)
+			}
+		}
+		if p.dtMsg {
+			p.msg.add(s)
+			return
+		}
+		if _, ex, ok := strings.Cut(s, ">>> "); ok && len(s) > 4 && allDigits(s[:3]) {
+			p.example = keep(">>> " + ex)
+		}
 	}
 	p.excerpt.add(s)
 }
 
-// pyLocLine splits "path.py:NN: Error" (or "path.py:NN: in func").
+// pyLocLine splits "path.py:NN: Error" (or "path.py:NN: in func"), also
+// of a doctest file ("docs/usage.rst:8: DocTestFailure"), and the bare
+// "path.py:NN" that ends a setup error (a fixture not found).
 func pyLocLine(s string) (file, line string, ok bool) {
-	i := strings.Index(s, ".py:")
-	if i <= 0 || strings.ContainsAny(s[:i], " \t") {
+	head, _, more := strings.Cut(s, " ")
+	if more {
+		var colon bool
+		if head, colon = strings.CutSuffix(head, ":"); !colon {
+			return "", "", false
+		}
+	}
+	i := strings.LastIndexByte(head, ':')
+	if i <= 0 || !allDigits(head[i+1:]) {
 		return "", "", false
 	}
-	rest := s[i+len(".py:"):]
-	j := 0
-	for j < len(rest) && isDigit(rest[j]) {
-		j++
-	}
-	if j == 0 || j >= len(rest) || rest[j] != ':' {
+	file, line = head[:i], head[i+1:]
+	base := file[strings.LastIndexAny(file, `/\`)+1:]
+	if dot := strings.LastIndexByte(base, '.'); dot <= 0 || dot == len(base)-1 || strings.ContainsAny(file, "\t:") && !isWindowsPath(file) {
 		return "", "", false
 	}
-	return s[:i+len(".py")], rest[:j], true
+	return file, line, true
+}
+
+// isWindowsPath reports a path like C:\x or C:/x (whose colon is no separator).
+func isWindowsPath(p string) bool {
+	return len(p) > 2 && p[1] == ':' && (p[2] == '\\' || p[2] == '/') && !strings.Contains(p[2:], ":")
 }
 
 func (p *pytest) endBlock() {
@@ -147,7 +188,12 @@ func (p *pytest) endBlock() {
 	p.inBlock = false
 	name := p.name
 	id := name
-	if !strings.Contains(name, "::") && !strings.HasSuffix(name, ".py") {
+	if p.doctest {
+		id = strings.TrimPrefix(name, pyDoctest)
+		if p.locFile != "" {
+			id = p.locFile + "::" + id
+		}
+	} else if !strings.Contains(name, "::") && !strings.HasSuffix(name, ".py") {
 		// "TestMean.test_empty" is "file::TestMean::test_empty".
 		head, params, _ := strings.Cut(name, "[")
 		id = strings.ReplaceAll(head, ".", "::")
@@ -159,7 +205,12 @@ func (p *pytest) endBlock() {
 		}
 	}
 	file, _, _ := strings.Cut(id, "::")
-	f := Failure{ID: id, Package: file, Location: p.loc, Message: p.msg.String(), Excerpt: p.excerpt.String()}
+	msg := p.msg.String()
+	if msg == "" && p.loc == "" {
+		// A plugin's own report (repr_failure) is all message.
+		msg = strings.TrimSpace(p.excerpt.String())
+	}
+	f := Failure{ID: id, Package: file, Location: p.loc, Message: msg, Excerpt: p.excerpt.String()}
 	if len(p.blocks) < maxFailures {
 		// Package holds the block's own name until finish matches it.
 		f.Package = name
@@ -182,6 +233,7 @@ func (p *pytest) resultLine(s string) bool {
 	}
 	file, _, _ := strings.Cut(id, "::")
 	p.col.addFailure(srcPytest, Failure{ID: id, Package: file, Message: msg})
+	p.summary = true
 	return true
 }
 
@@ -208,10 +260,20 @@ func (p *pytest) verboseLine(s string) {
 	}
 }
 
-// pyNodeID reports whether s looks like a pytest node id.
+// pyNodeID reports whether s looks like a pytest node id: a .py file, or
+// any file with an extension followed by "::item" (a doctest in a .txt or
+// .rst file, a YAML test collected by a plugin).
 func pyNodeID(s string) bool {
-	file, _, _ := strings.Cut(s, "::")
-	return strings.HasSuffix(file, ".py") && !strings.ContainsAny(file, " \t")
+	file, item, hasItem := strings.Cut(s, "::")
+	if file == "" || strings.ContainsAny(file, " \t") {
+		return false
+	}
+	if strings.HasSuffix(file, ".py") {
+		return true
+	}
+	base := file[strings.LastIndexByte(file, '/')+1:]
+	dot := strings.LastIndexByte(base, '.')
+	return hasItem && item != "" && dot > 0 && dot < len(base)-1
 }
 
 // finish matches each block to the node id the summary or -v lines gave
@@ -221,14 +283,26 @@ func (p *pytest) finish() {
 	p.endBlock()
 	for _, b := range p.blocks {
 		name := b.Package
-		head, params, _ := strings.Cut(name, "[")
-		suffix := strings.ReplaceAll(head, ".", "::")
-		if params != "" {
-			suffix += "[" + params
+		var i int
+		if item, ok := strings.CutPrefix(name, pyDoctest); ok {
+			// "[doctest] helpers.initials" is "helpers.py::helpers.initials".
+			i = p.col.find(func(f *Failure) bool { return strings.HasSuffix(f.ID, "::"+item) })
+		} else {
+			head, params, _ := strings.Cut(name, "[")
+			suffix := strings.ReplaceAll(head, ".", "::")
+			if params != "" {
+				suffix += "[" + params
+			}
+			i = p.col.find(func(f *Failure) bool {
+				return strings.HasSuffix(f.ID, "::"+suffix) || f.ID == name
+			})
+			if i < 0 {
+				i = p.pluginItem(name)
+			}
 		}
-		i := p.col.find(func(f *Failure) bool {
-			return strings.HasSuffix(f.ID, "::"+suffix) || f.ID == name
-		})
+		if i < 0 && p.summary {
+			continue // the summary lists every failure; this block is not one more
+		}
 		if i < 0 {
 			file, _, _ := strings.Cut(b.ID, "::")
 			b.Package = file
@@ -239,3 +313,31 @@ func (p *pytest) finish() {
 	}
 	p.blocks = nil
 }
+
+// pluginItem finds the one failure a plugin item's block belongs to: the
+// block is titled with the item's reportinfo ("usecase: hello" for
+// "test_simple.yaml::hello"), which ends with the item's name. It returns
+// -1 unless exactly one failure without a message yet fits.
+func (p *pytest) pluginItem(title string) int {
+	found := -1
+	for i := range p.col.failures {
+		f := &p.col.failures[i]
+		k := strings.LastIndex(f.ID, "::")
+		if k < 0 || f.Location != "" || strings.HasSuffix(f.Package, ".py") {
+			continue
+		}
+		item := f.ID[k+2:]
+		if title == item || strings.HasSuffix(title, " "+item) {
+			if found >= 0 {
+				return -1
+			}
+			found = i
+		}
+	}
+	return found
+}
+
+func (p *pytest) trigger() trigger {
+	return trigger{lead: "=_FE", has: []string{" FAILED", " ERROR"}}
+}
+func (p *pytest) idle() bool { return !p.inBlock }

@@ -3,6 +3,7 @@ package failure
 import (
 	"bufio"
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"io"
 	"strconv"
@@ -27,6 +28,7 @@ const (
 type lineReader struct {
 	r       *bufio.Reader
 	scratch []byte
+	long    []byte
 	clean   []byte
 	first   bool
 	read    int64
@@ -34,7 +36,7 @@ type lineReader struct {
 
 func newLineReader(r *bufio.Reader) *lineReader {
 	return &lineReader{r: r, first: true,
-		scratch: make([]byte, 0, maxLine), clean: make([]byte, 0, maxLine)}
+		scratch: make([]byte, 0, maxLine), long: make([]byte, 0, maxLine), clean: make([]byte, 0, maxLine)}
 }
 
 // next returns the next cleaned line, or io.EOF.
@@ -43,8 +45,9 @@ func (lr *lineReader) next() ([]byte, error) {
 	lr.read += int64(len(line))
 	if errors.Is(err, bufio.ErrBufferFull) {
 		// A very long line: keep its head, skip the rest.
-		lr.scratch = append(lr.scratch[:0], line[:maxLine]...)
-		line = lr.scratch
+		// (Not in scratch: repairing the line writes there.)
+		lr.long = append(lr.long[:0], line[:maxLine]...)
+		line = lr.long
 		for errors.Is(err, bufio.ErrBufferFull) {
 			var more []byte
 			more, err = lr.r.ReadSlice('\n')
@@ -62,8 +65,12 @@ func (lr *lineReader) next() ([]byte, error) {
 
 // cleanLine strips framing and repairs the line; it may alias line.
 func (lr *lineReader) cleanLine(line []byte) []byte {
-	line = bytes.TrimSuffix(line, []byte{'\n'})
-	line = bytes.TrimSuffix(line, []byte{'\r'})
+	if n := len(line); n > 0 && line[n-1] == '\n' {
+		line = line[:n-1]
+	}
+	if n := len(line); n > 0 && line[n-1] == '\r' {
+		line = line[:n-1]
+	}
 	if len(line) > maxLine {
 		line = line[:maxLine]
 	}
@@ -72,11 +79,14 @@ func (lr *lineReader) cleanLine(line []byte) []byte {
 		line = bytes.TrimPrefix(line, []byte("\uFEFF"))
 	}
 	line = stripTimestamp(line)
-	if bytes.IndexByte(line, 0x1b) >= 0 {
+	esc, cr, high := scanFlags(line)
+	if esc {
 		lr.clean = stripANSI(lr.clean[:0], line)
 		line = lr.clean
 	}
-	if i := bytes.LastIndexByte(line, '\r'); i >= 0 {
+	if !cr {
+		// Most lines: no carriage return.
+	} else if i := bytes.LastIndexByte(line, '\r'); i >= 0 {
 		// Progress output: the terminal shows what follows the last CR.
 		if i+1 < len(line) {
 			line = line[i+1:]
@@ -84,11 +94,48 @@ func (lr *lineReader) cleanLine(line []byte) []byte {
 			line = bytes.TrimRight(line, "\r")
 		}
 	}
-	if !utf8.Valid(line) {
+	if high && !utf8.Valid(line) {
 		lr.scratch = repairUTF8(lr.scratch[:0], line)
 		line = lr.scratch
 	}
 	return line
+}
+
+// scanFlags reports, in one pass of eight bytes at a time, whether b
+// holds an ESC (0x1b), a CR, and a byte of 0x80 or more (not ASCII).
+func scanFlags(b []byte) (esc, cr, high bool) {
+	const (
+		ones = 0x0101010101010101
+		tops = 0x8080808080808080
+		e8   = 0x1b * ones
+		c8   = 0x0d * ones
+	)
+	var he, hc, hh uint64
+	for len(b) >= 8 {
+		w := binary.LittleEndian.Uint64(b)
+		x, y := w^e8, w^c8
+		he |= (x - ones) &^ x
+		hc |= (y - ones) &^ y
+		hh |= w
+		b = b[8:]
+	}
+	// (v - ones) &^ v has a top bit set exactly when v has a zero byte
+	// (without one no byte borrows, and b-1 >= 0x80 implies b >= 0x80).
+	return scanFlagsSlow(b, he&tops != 0, hc&tops != 0, hh&tops != 0)
+}
+
+func scanFlagsSlow(b []byte, esc, cr, high bool) (bool, bool, bool) {
+	for _, c := range b {
+		switch {
+		case c == 0x1b:
+			esc = true
+		case c == '\r':
+			cr = true
+		case c >= 0x80:
+			high = true
+		}
+	}
+	return esc, cr, high
 }
 
 // stripTimestamp removes an Actions "2024-05-01T12:34:56.1234567Z " prefix.
@@ -183,19 +230,20 @@ type step struct {
 	exited   bool
 	failed   bool
 	col      *collector
-	recs     []recognizer
+	recs     *dispatcher
 	gen      *genericRec
 }
 
-func newStep(name string, budget int) *step {
-	col := newCollector()
-	return &step{name: name, col: col, recs: newRecognizers(col), gen: newGeneric(budget),
+func newStep(name string, budget int, proj *project) *step {
+	col := newCollector(proj)
+	return &step{name: name, col: col, recs: newDispatcher(newRecognizers(col)), gen: newGeneric(budget),
 		cmd: newLines(maxCommandLines, maxCommand)}
 }
 
 // segmenter splits a log into steps and keeps what failed.
 type segmenter struct {
 	opt     Options
+	proj    *project
 	cur     *step
 	failed  *collector
 	other   *collector
@@ -206,8 +254,9 @@ type segmenter struct {
 }
 
 func extractLines(br *bufio.Reader, opt Options) (*FailureContext, error) {
-	s := &segmenter{opt: opt, failed: newCollector(), other: newCollector()}
-	s.cur = newStep("", budgetOf(opt))
+	proj := newProject(opt.Workspace)
+	s := &segmenter{opt: opt, proj: proj, failed: newCollector(proj), other: newCollector(proj)}
+	s.cur = newStep("", budgetOf(opt), proj)
 	lr := newLineReader(br)
 	for {
 		b, err := lr.next()
@@ -233,7 +282,7 @@ func (s *segmenter) feed(line string) {
 			case "group":
 				if strings.HasPrefix(rest, "Run ") {
 					s.endStep()
-					s.cur = newStep(keep(rest), budgetOf(s.opt))
+					s.cur = newStep(keep(rest), budgetOf(s.opt), s.proj)
 					s.cur.header = true
 					return
 				}
@@ -244,7 +293,7 @@ func (s *segmenter) feed(line string) {
 				if code, ok := exitLine(rest); ok {
 					st.exitCode, st.exited, st.failed = code, true, true
 					s.endStep()
-					s.cur = newStep("", budgetOf(s.opt))
+					s.cur = newStep("", budgetOf(s.opt), s.proj)
 					return
 				}
 				st.failed = true
@@ -257,11 +306,10 @@ func (s *segmenter) feed(line string) {
 		s.headerLine(line)
 		return
 	}
-	for _, r := range st.recs {
-		r.line(line)
-	}
-	if st.col.empty() {
-		// Once something is recognized the generic excerpt is never used.
+	st.recs.line(line)
+	if st.col.empty() && (s.nFailed == 0 || s.generic == "") {
+		// Once something is recognized the generic excerpt is never used;
+		// nor is any later step's once a failed step gave its excerpt.
 		st.gen.line(line, errorLine)
 	}
 }
@@ -293,9 +341,7 @@ func exitLine(s string) (int, bool) {
 // endStep finishes the current step and keeps its findings.
 func (s *segmenter) endStep() {
 	st := s.cur
-	for _, r := range st.recs {
-		r.finish()
-	}
+	st.recs.finish()
 	if st.failed {
 		s.nFailed++
 		s.failed.merge(st.col)

@@ -12,6 +12,7 @@ const srcTypeScript = "typescript"
 type typescript struct {
 	col  *collector
 	last *BuildError
+	ind  int // indentation of the last diagnostic's line (a task runner's prefix)
 }
 
 func newTypeScript(col *collector) *typescript { return &typescript{col: col} }
@@ -19,7 +20,7 @@ func newTypeScript(col *collector) *typescript { return &typescript{col: col} }
 func (t *typescript) line(s string) {
 	i := strings.Index(s, "error TS")
 	if i < 0 {
-		if t.last != nil && strings.HasPrefix(s, "  ") && strings.TrimSpace(s) != "" {
+		if t.last != nil && indentOf(s) >= t.ind+2 && strings.TrimSpace(s) != "" {
 			t.last.Message += "\n" + strings.TrimSpace(s)
 			return
 		}
@@ -27,7 +28,10 @@ func (t *typescript) line(s string) {
 		return
 	}
 	t.flush()
-	head, msg := s[:i], s[i+len("error "):]
+	// The output may be indented as a whole (a task runner's prefix):
+	// the location starts at the line's first non-blank byte.
+	ind := indentOf(s)
+	head, msg := s[ind:i], s[i+len("error "):]
 	var loc string
 	switch {
 	case strings.HasSuffix(head, "): "):
@@ -50,6 +54,7 @@ func (t *typescript) line(s string) {
 		return
 	}
 	t.last = &BuildError{Location: keep(loc), Message: keep(msg)}
+	t.ind = ind
 }
 
 func (t *typescript) flush() {
@@ -60,3 +65,6 @@ func (t *typescript) flush() {
 }
 
 func (t *typescript) finish() { t.flush() }
+
+func (t *typescript) trigger() trigger { return trigger{has: []string{"error TS"}} }
+func (t *typescript) idle() bool       { return t.last == nil }
