@@ -40,7 +40,7 @@ func Why(b *bundle.Bundle) string {
 	switch {
 	case b.Run.StopReason != "" && b.Run.StopReason != agent.StopFinalMessage:
 		clause := stopClause(b.Run.Detail, b.Run.StopReason)
-		if !strings.Contains(clause, "model turns") {
+		if !strings.Contains(clause, "model turns") && b.Run.Steps > 0 {
 			clause += " " + afterTurns(b)
 		}
 		return prefix + ": " + clause
@@ -60,7 +60,7 @@ func afterTurns(b *bundle.Bundle) string {
 	return fmt.Sprintf("after %d turns", b.Run.Steps)
 }
 
-var gaveUp = regexp.MustCompile(`failed after retries: gave up after (\d+) attempts: `)
+var gaveUp = regexp.MustCompile(`failed after retries: (?:[a-z][a-z ]*: )?gave up after (\d+) attempts: `)
 
 // stopClause takes the "why" part of the loop's detail ("stopped: WHY.
 // Done: ... Remains: ..."), or names the stop reason when the detail has
