@@ -84,7 +84,8 @@ func nearestCommand(name string) string {
 	return nearestFlag(strings.TrimLeft(name, "-"), fs)
 }
 
-// jobFlags binds the fix/explain flags to Options.
+// jobFlags binds the fix/explain flags (README "Flags of fix and explain")
+// to Options.
 type jobFlags struct {
 	opts       pipeline.Options
 	maxTokens  int64
