@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"strings"
 	"time"
@@ -99,7 +100,10 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		case model == "" && o.Provider == provider.ProviderAnthropic:
 			model = provider.DefaultAnthropicModel
 		}
-		if !(o.MaxCostUSD > 0) || !provider.Priced(model, nil) {
+		if !(o.MaxCostUSD > 0) || math.IsInf(o.MaxCostUSD, 0) {
+			return c.usageError(stderr, fmt.Sprintf("--max-cost-usd %v is not a positive amount", o.MaxCostUSD))
+		}
+		if !provider.Priced(model, nil) {
 			return c.usageError(stderr, fmt.Sprintf("--max-cost-usd %g: model %q has no known price, so the budget could not be enforced; drop --max-cost-usd", o.MaxCostUSD, model))
 		}
 	}
