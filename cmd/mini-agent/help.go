@@ -157,6 +157,9 @@ func (c *command) printHelp(w io.Writer, fs *flag.FlagSet) {
 				continue
 			}
 			left := "  --" + name
+			if len(name) == 1 {
+				left = "  -" + name // -j, as people type it
+			}
 			if m := c.metaOf(f); m != "" {
 				left += " " + m
 			}
