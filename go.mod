@@ -4,9 +4,22 @@ go 1.26.0
 
 require (
 	github.com/google/go-github/v62 v62.0.0
+	github.com/rhysd/actionlint v1.7.12
 	github.com/sethvargo/go-githubactions v1.3.0
 	go.yaml.in/yaml/v3 v3.0.4
 	golang.org/x/oauth2 v0.38.0
+)
+
+require (
+	github.com/bmatcuk/doublestar/v4 v4.10.0 // indirect
+	github.com/clipperhouse/uax29/v2 v2.7.0 // indirect
+	github.com/fatih/color v1.19.0 // indirect
+	github.com/mattn/go-colorable v0.1.14 // indirect
+	github.com/mattn/go-isatty v0.0.20 // indirect
+	github.com/mattn/go-runewidth v0.0.21 // indirect
+	github.com/mattn/go-shellwords v1.0.12 // indirect
+	github.com/robfig/cron/v3 v3.0.1 // indirect
+	golang.org/x/sys v0.48.0 // indirect
 )
 
 require (
@@ -30,6 +43,6 @@ require (
 	go.opentelemetry.io/otel v1.33.0 // indirect
 	go.opentelemetry.io/otel/metric v1.33.0 // indirect
 	go.opentelemetry.io/otel/trace v1.33.0 // indirect
-	go.yaml.in/yaml/v4 v4.0.0-rc.2 // indirect
+	go.yaml.in/yaml/v4 v4.0.0-rc.3 // indirect
 	golang.org/x/sync v0.23.0 // indirect
 )

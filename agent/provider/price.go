@@ -75,6 +75,16 @@ func Cost(model string, u agent.Usage, overrides map[string][2]float64) (usd flo
 	return total / 1e6, true
 }
 
+// Priced reports whether Cost can price model: the overrides or the
+// built-in table know it.
+func Priced(model string, overrides map[string][2]float64) bool {
+	if _, ok := lookupOverride(overrides, model); ok {
+		return true
+	}
+	_, ok := lookupPrice(prices, model)
+	return ok
+}
+
 func lookupOverride(overrides map[string][2]float64, model string) ([2]float64, bool) {
 	if len(overrides) == 0 {
 		return [2]float64{}, false

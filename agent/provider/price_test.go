@@ -75,3 +75,28 @@ func TestCost(t *testing.T) {
 		})
 	}
 }
+
+func TestPriced(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		model     string
+		overrides map[string][2]float64
+		want      bool
+	}{
+		{"gpt-4.1", nil, true},
+		{"openai/gpt-4.1-2025-04-14", nil, true},
+		{"llama3.1:8b", nil, false},
+		{"qwen2.5-coder", map[string][2]float64{"qwen2.5-coder": {0, 0}}, true},
+		{"Qwen2.5-Coder:7b", map[string][2]float64{"qwen2.5-coder": {0.1, 0.2}}, true},
+		{"llama3", map[string][2]float64{"qwen2.5-coder": {0.1, 0.2}}, false},
+		{"script", nil, false},
+	} {
+		if got := Priced(c.model, c.overrides); got != c.want {
+			t.Errorf("Priced(%q, %v) = %v, want %v", c.model, c.overrides, got, c.want)
+		}
+		_, known := Cost(c.model, agent.Usage{InputTokens: 1}, c.overrides)
+		if known != c.want {
+			t.Errorf("Cost(%q) known = %v, but Priced says %v", c.model, known, c.want)
+		}
+	}
+}

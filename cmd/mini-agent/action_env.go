@@ -66,7 +66,7 @@ func processEnv(stdout, stderr io.Writer) actionEnv {
 // INPUT_<NAME> with "-" as "_" (what a composite action's `env:` sets),
 // then with "-" kept (what the runner sets for JavaScript and Docker actions).
 var inputNames = []string{"github-token", "provider", "model", "base-url", "api-key", "test-command", "mode",
-	"failure-log", "max-steps", "max-minutes", "max-cost-usd", "config", "script"}
+	"failure-log", "max-steps", "max-minutes", "max-cost-usd", "price-in", "price-out", "config", "script"}
 
 // secretInputEnv are the environment names that may hold the token or the
 // API key: scrubbed from the test command's environment and redacted.
@@ -76,6 +76,8 @@ type inputs struct {
 	Token, Provider, Model, BaseURL, APIKey, TestCommand, Mode, FailureLog, Config, Script string
 	MaxSteps, MaxMinutes                                                                   int
 	MaxCostUSD                                                                             float64
+	// PriceIn and PriceOut: USD per million tokens; nil when not given.
+	PriceIn, PriceOut *float64
 }
 
 func readInputs(gha *githubactions.Action) (inputs, error) {
@@ -124,6 +126,20 @@ func readInputs(gha *githubactions.Action) (inputs, error) {
 			bad = append(bad, fmt.Sprintf("max-cost-usd=%q is not a positive amount", v))
 		}
 		in.MaxCostUSD = f
+	}
+	price := func(name string, dst **float64) {
+		if v := get(name); v != "" {
+			f, err := strconv.ParseFloat(v, 64)
+			if err != nil || !(f >= 0 && f <= config.MaxPrice) {
+				bad = append(bad, fmt.Sprintf("%s=%q is not a price in USD per million tokens", name, v))
+			}
+			*dst = &f
+		}
+	}
+	price("price-in", &in.PriceIn)
+	price("price-out", &in.PriceOut)
+	if (in.PriceIn == nil) != (in.PriceOut == nil) {
+		bad = append(bad, "price-in and price-out go together (USD per million input and output tokens)")
 	}
 	switch strings.ToLower(in.Mode) {
 	case "", "auto", "fix", "explain":

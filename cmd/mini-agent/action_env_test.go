@@ -59,11 +59,18 @@ func TestReadInputs(t *testing.T) {
 		{"INPUT_MAX_STEPS": "0"}, {"INPUT_MAX_MINUTES": "ten"}, {"INPUT_MAX_COST_USD": "-1"},
 		{"INPUT_MODE": "yolo"}, {"INPUT_PROVIDER": "gpt"}, {"INPUT_MAX_COST_USD": "NaN"}, {"INPUT_MAX_COST_USD": "inf"},
 		{"INPUT_MAX_MINUTES": "200000000"}, // overflows a time.Duration into a negative timeout
+		{"INPUT_PRICE_IN": "1"}, {"INPUT_PRICE_OUT": "1"}, {"INPUT_PRICE_IN": "-1", "INPUT_PRICE_OUT": "1"},
+		{"INPUT_PRICE_IN": "1", "INPUT_PRICE_OUT": "NaN"}, {"INPUT_PRICE_IN": "cheap", "INPUT_PRICE_OUT": "1"},
 	} {
 		gha := githubactions.New(githubactions.WithGetenv(func(k string) string { return bad[k] }), githubactions.WithWriter(&out))
 		if _, err := readInputs(gha); err == nil {
 			t.Errorf("%v accepted", bad)
 		}
+	}
+	prices := map[string]string{"INPUT_PRICE_IN": "0.1", "INPUT_PRICE-OUT": "0"}
+	gha = githubactions.New(githubactions.WithGetenv(func(k string) string { return prices[k] }), githubactions.WithWriter(&out))
+	if in, err := readInputs(gha); err != nil || in.PriceIn == nil || in.PriceOut == nil || *in.PriceIn != 0.1 || *in.PriceOut != 0 {
+		t.Errorf("price inputs: %+v, %v", in, err)
 	}
 	gha = githubactions.New(githubactions.WithGetenv(func(k string) string { return map[string]string{"GITHUB_TOKEN": "ghs_env"}[k] }), githubactions.WithWriter(&out))
 	if in, _ := readInputs(gha); in.Token != "ghs_env" {

@@ -33,6 +33,9 @@ func (a *actionRun) finish(summary string) {
 			fmt.Fprintf(a.env.Stderr, "mini-agent: setting output %s: %v\n", k, err)
 		}
 	}
+	if footer := report.Footer(versionString()); summary != "" && !strings.Contains(summary, footer) {
+		summary += "\n" + footer
+	}
 	if summary != "" && a.env.Getenv("GITHUB_STEP_SUMMARY") != "" {
 		if err := fileCommand(func() { a.gha.AddStepSummary(summary) }); err != nil {
 			fmt.Fprintf(a.env.Stderr, "mini-agent: writing the job summary: %v\n", err)
@@ -56,6 +59,10 @@ func fileCommand(f func()) (err error) {
 func (a *actionRun) summary(b *bundle.Bundle, res *publish.Result) string {
 	var w strings.Builder
 	fmt.Fprintf(&w, "## mini-agent: %s\n\n", res.Status)
+	if why := report.Why(b); why != "" {
+		// A stopped run leads with why it stopped.
+		fmt.Fprintf(&w, "**%s**\n\n", report.Untrusted(strings.ToUpper(why[:1])+why[1:]))
+	}
 	fmt.Fprintf(&w, "%s\n\n", res.Reason)
 	if res.PRURL != "" && (res.Action == publish.ActionPRCreated || res.Action == publish.ActionPRUpdated || res.Action == publish.ActionDraftPR) {
 		fmt.Fprintf(&w, "Pull request: %s (branch `%s`)\n\n", res.PRURL, res.Branch)
@@ -69,7 +76,7 @@ func (a *actionRun) summary(b *bundle.Bundle, res *publish.Result) string {
 	if b.Version == 0 {
 		return w.String() // no run happened (pre-checked)
 	}
-	w.WriteString(report.Body(b, report.Options{CINote: publish.CINote}))
+	w.WriteString(report.Body(b, report.Options{CINote: publish.CINote, Version: versionString()}))
 	if b.Diff != "" && res.Action != publish.ActionPRCreated && res.Action != publish.ActionPRUpdated && res.Action != publish.ActionPushed {
 		fence := fenceFor(b.Diff)
 		fmt.Fprintf(&w, "\n<details><summary>Diff (%s)</summary>\n\n%sdiff\n%s\n%s\n</details>\n", b.Status, fence, strings.TrimRight(cut(b.Diff, 200_000), "\n"), fence)

@@ -50,7 +50,8 @@ func TestActionWorkflowRunFixer(t *testing.T) {
 		t.Fatalf("pulls = %+v", pulls)
 	}
 	for _, want := range []string{"Step trace", "apply_patch", "Prices are in cents", "full test command",
-		"Failing run: https://github.com/octo-org/shop/actions/runs/101", "Write policy: **propose**", "GITHUB_TOKEN", "attempts=1"} {
+		"Failing run: https://github.com/octo-org/shop/actions/runs/101", "Write policy: **propose**", "GITHUB_TOKEN", "attempts=1",
+		"<sub>Written by mini-agent " + versionString() + ".</sub>"} {
 		if !strings.Contains(pulls[0].Body, want) {
 			t.Errorf("PR body lacks %q", want)
 		}

@@ -7,10 +7,12 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/org/mini-agent/agent"
+	"github.com/org/mini-agent/internal/config"
 	"github.com/org/mini-agent/internal/pipeline"
 	"github.com/org/mini-agent/internal/report"
 )
@@ -26,10 +28,15 @@ Usage:
   mini-agent action                                            the GitHub Action entry point (inputs from INPUT_*, event from GITHUB_*)
   mini-agent publish [--config PATH] BUNDLE                    publish a bundle under the repository's policy (two-job recipe)
   mini-agent eval [--tasks LIST] [--shard i/n] [--json FILE]  run the eval tasks (scripted, or a real --provider)
+  mini-agent version                                           print the version (also --version)
 
-Run 'mini-agent fix -h' for the flags. Exit codes: 0 fixed and validated (or explained),
-1 not fixed, 2 usage or configuration error, 3 validation failed, 130 cancelled.
+Run 'mini-agent COMMAND --help' for a command's flags and examples. Exit codes: 0 fixed and
+validated (or explained), 1 not fixed, 2 usage or configuration error, 3 validation failed,
+130 cancelled.
 `
+
+// commandNames are the subcommands, for the unknown-command suggestion.
+var commandNames = []string{"fix", "explain", "demo", "tool", "action", "publish", "eval", "version", "help"}
 
 // Main runs the command line and returns the exit code.
 func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
@@ -52,15 +59,33 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return runPublish(ctx, args[1:], stdout, stderr)
 	case "eval":
 		return runEval(ctx, args[1:], stdout, stderr)
-	case "help", "-h", "--help":
+	case "version", "--version", "-version", "-v":
+		return runVersion(args[1:], stdout, stderr)
+	case "help", "-h", "-help", "--help":
+		if len(args) > 1 && args[1] != "help" && slices.Contains(commandNames, args[1]) {
+			return Main(ctx, []string{args[1], "--help"}, stdout, stderr)
+		}
 		fmt.Fprint(stdout, usageText)
 		return 0
 	}
-	fmt.Fprintf(stderr, "mini-agent: unknown command %q\n\n%s", args[0], usageText)
+	msg := fmt.Sprintf("mini-agent: unknown command %q", args[0])
+	if near := nearestCommand(args[0]); near != "" {
+		msg += fmt.Sprintf("; did you mean %q?", near)
+	}
+	fmt.Fprintf(stderr, "%s (see 'mini-agent --help')\n", msg)
 	return pipeline.ExitUsage
 }
 
-// jobFlags binds the fix/explain flags (ARCHITECTURE.md §6) to Options.
+func nearestCommand(name string) string {
+	fs := flag.NewFlagSet("commands", flag.ContinueOnError)
+	for _, c := range commandNames {
+		fs.Bool(c, false, "")
+	}
+	return nearestFlag(strings.TrimLeft(name, "-"), fs)
+}
+
+// jobFlags binds the fix/explain flags (README "Flags of fix and explain")
+// to Options.
 type jobFlags struct {
 	opts       pipeline.Options
 	maxTokens  int64
@@ -69,66 +94,144 @@ type jobFlags struct {
 	timeout    time.Duration
 	protected  string
 	secretEnvs string
+	priceIn    float64
+	priceOut   float64
 }
 
-func newJobFlagSet(name string, stderr io.Writer) (*flag.FlagSet, *jobFlags) {
-	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	fs.SetOutput(stderr)
+// jobCommand is the help and flags of fix and explain.
+func jobCommand(mode agent.Mode) (*command, *jobFlags) {
 	j := &jobFlags{}
+	c := &command{
+		name:  string(mode),
+		usage: string(mode) + " --workdir DIR --test-command CMD [flags]",
+		groups: []flagGroup{
+			{"Workspace and tests", []string{"workdir", "test-command", "failure-log", "test-timeout", "instructions"}},
+			{"Model", []string{"provider", "model", "base-url", "script"}},
+			{"Budgets (the run stops at the first one reached)", []string{"max-steps", "max-tokens", "max-cost-usd", "price-in", "price-out", "timeout"}},
+			{"Safety", []string{"protected", "secret-env"}},
+			{"Output", []string{"trace", "bundle", "summary"}},
+		},
+		required: []string{"test-command"},
+		meta: map[string]string{"workdir": "DIR", "test-command": "CMD", "failure-log": "FILE", "instructions": "TEXT",
+			"provider": "NAME", "model": "NAME", "base-url": "URL", "script": "FILE", "protected": "GLOBS",
+			"secret-env": "NAMES", "trace": "FILE", "bundle": "FILE", "summary": "FILE", "price-in": "USD", "price-out": "USD",
+			"max-cost-usd": "USD"},
+		footer: "API keys come from OPENAI_API_KEY or ANTHROPIC_API_KEY; MINI_AGENT_PROVIDER and MINI_AGENT_MODEL " +
+			"set the --provider and --model defaults. Progress goes to stderr, the report to stdout. Exit codes: 0 " +
+			"fixed and validated (or explained, or nothing to fix), 1 not fixed, 2 usage or configuration error, " +
+			"3 validation failed, 130 cancelled.",
+		define: func(fs *flag.FlagSet) { j.define(fs) },
+	}
+	if mode == agent.ModeExplain {
+		c.about = "Diagnoses why the test command fails, read-only: the agent may read and search the " +
+			"workspace and run the tests, every write is denied by the policy, and the report gives the root " +
+			"cause with file:line evidence. The failure comes from --failure-log (a CI log, test output, go test " +
+			"-json or JUnit XML) or, without it, from a first run of the test command. Nothing in the workspace changes."
+		c.examples = []string{
+			`mini-agent explain --workdir . --test-command "go test ./..." --model gpt-4.1`,
+			`mini-agent explain --workdir ~/src/app --test-command "npm test" --failure-log ci.log --provider anthropic`,
+		}
+	} else {
+		c.about = "Fixes the failing tests of a workspace: the harness runs the test command (or reads " +
+			"--failure-log) to see what fails, the agent reads, searches, patches and reruns the narrowed tests " +
+			"through four tools under a write policy, then the harness itself reruns the failing tests and the " +
+			"full command to validate the change. The report (stdout), the bundle and the PR-body summary say " +
+			"what changed, how it was validated, and why a run stopped when it did not fix."
+		c.examples = []string{
+			`mini-agent fix --workdir . --test-command "go test ./..." --model gpt-4.1 --max-cost-usd 2`,
+			`mini-agent fix --workdir ~/src/app --test-command "pytest -q" --base-url http://localhost:11434/v1 --model qwen2.5-coder --bundle bundle.json --summary pr.md`,
+		}
+	}
+	return c, j
+}
+
+func (j *jobFlags) define(fs *flag.FlagSet) {
 	o := &j.opts
 	fs.StringVar(&o.Workdir, "workdir", ".", "the workspace (a checkout of the repository)")
 	fs.StringVar(&o.TestCommand, "test-command", "", "the test command (trusted; e.g. \"go test ./...\")")
 	fs.StringVar(&o.FailureLog, "failure-log", "", "CI log, test output or JUnit XML; default: run the test command first")
 	fs.StringVar(&o.Instructions, "instructions", "", "extra instructions for the model")
-	fs.StringVar(&o.Provider, "provider", envOr("MINI_AGENT_PROVIDER", "openai"), "openai, anthropic or script")
-	fs.StringVar(&o.Model, "model", os.Getenv("MINI_AGENT_MODEL"), "model name (default per provider)")
-	fs.StringVar(&o.BaseURL, "base-url", "", "API base URL (OpenAI-compatible servers: vLLM, Ollama, llama.cpp, OpenRouter...)")
+	fs.StringVar(&o.Provider, "provider", envOr("MINI_AGENT_PROVIDER", "openai"), "openai, anthropic or script ($MINI_AGENT_PROVIDER)")
+	fs.StringVar(&o.Model, "model", os.Getenv("MINI_AGENT_MODEL"), "model name ($MINI_AGENT_MODEL; default per provider; required with --base-url)")
+	fs.StringVar(&o.BaseURL, "base-url", "", "API base URL of an OpenAI-compatible server (vLLM, Ollama, llama.cpp, OpenRouter...)")
 	fs.StringVar(&o.ScriptPath, "script", "", "JSONL trajectory for --provider script")
 	fs.IntVar(&j.maxSteps, "max-steps", agent.DefaultMaxSteps, "stop after this many model turns")
 	fs.DurationVar(&j.timeout, "timeout", agent.DefaultTimeout, "wall-clock limit for the agent run")
 	fs.Int64Var(&j.maxTokens, "max-tokens", agent.DefaultMaxTokens, "token budget (input + output)")
-	fs.Float64Var(&j.maxCost, "max-cost-usd", 0, "cost budget in USD (0: none)")
+	fs.Float64Var(&j.maxCost, "max-cost-usd", 0, "cost budget in USD (0: none); an unpriced model needs --price-in/--price-out")
+	fs.Float64Var(&j.priceIn, "price-in", 0, "the model's price, USD per million input tokens (with --price-out)")
+	fs.Float64Var(&j.priceOut, "price-out", 0, "the model's price, USD per million output tokens (with --price-in)")
 	fs.DurationVar(&o.TestTimeout, "test-timeout", 10*time.Minute, "limit for one test command run")
 	fs.StringVar(&j.protected, "protected", "", "comma-separated globs never written (default .github/**,**/.env,**/.env.*)")
 	fs.StringVar(&j.secretEnvs, "secret-env", "", "comma-separated extra environment variable names to treat as secrets")
 	fs.StringVar(&o.TracePath, "trace", "", "write the event trace (JSONL) here")
 	fs.StringVar(&o.BundlePath, "bundle", "", "write the bundle (JSON) here")
 	fs.StringVar(&o.SummaryPath, "summary", "", "write the PR-body markdown here")
-	return fs, j
 }
 
-func (j *jobFlags) finish() {
+// finish turns the parsed flags into Options; set names the flags given.
+func (j *jobFlags) finish(set map[string]bool) error {
 	o := &j.opts
 	o.Limits = agent.Limits{MaxSteps: j.maxSteps, MaxTokens: j.maxTokens, MaxCostUSD: j.maxCost, Timeout: j.timeout}
 	if j.protected != "" {
 		o.Protected = splitList(j.protected)
 	}
 	o.SecretNames = splitList(j.secretEnvs)
+	if set["price-in"] != set["price-out"] {
+		return errors.New("--price-in and --price-out go together (USD per million input and output tokens)")
+	}
+	if set["price-in"] {
+		for _, p := range []float64{j.priceIn, j.priceOut} {
+			if !(p >= 0 && p <= config.MaxPrice) {
+				return fmt.Errorf("--price-in and --price-out must be between 0 and %g USD per million tokens", float64(config.MaxPrice))
+			}
+		}
+		o.Price = &[2]float64{j.priceIn, j.priceOut}
+	}
+	o.Version = versionString()
+	return nil
 }
 
 func runJob(ctx context.Context, mode agent.Mode, args []string, stdout, stderr io.Writer) int {
-	fs, j := newJobFlagSet(string(mode), stderr)
-	if err := fs.Parse(args); err != nil {
-		return pipeline.ExitUsage
+	c, j := jobCommand(mode)
+	fs := c.flagSet()
+	if code, done := c.parse(fs, args, stdout, stderr); done {
+		return code
 	}
 	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "mini-agent %s: unexpected arguments %q\n", mode, fs.Args())
-		return pipeline.ExitUsage
+		return c.usageError(stderr, unexpectedArgs(fs.Args()))
 	}
-	j.finish()
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	if err := j.finish(set); err != nil {
+		return c.usageError(stderr, err.Error())
+	}
 	j.opts.Mode = mode
 	j.opts.Progress = stderr
-	return execute(ctx, j.opts, stdout, stderr)
+	return execute(ctx, c, j.opts, stdout, stderr)
+}
+
+// unexpectedArgs explains positional arguments given to fix/explain: the
+// workspace is a flag.
+func unexpectedArgs(args []string) string {
+	msg := fmt.Sprintf("unexpected arguments %q", args)
+	if fi, err := os.Stat(args[0]); err == nil && fi.IsDir() {
+		return msg + fmt.Sprintf("; the workspace is given with --workdir (--workdir %s)", args[0])
+	}
+	if strings.HasPrefix(args[0], "{") || strings.Contains(args[0], " ") {
+		return msg + "; give the test command with --test-command and the workspace with --workdir"
+	}
+	return msg + "; the workspace is given with --workdir DIR, flags go before any argument"
 }
 
 // execute runs the pipeline and prints the report.
-func execute(ctx context.Context, o pipeline.Options, stdout, stderr io.Writer) int {
+func execute(ctx context.Context, c *command, o pipeline.Options, stdout, stderr io.Writer) int {
 	out, err := pipeline.Run(ctx, o)
 	if err != nil {
-		fmt.Fprintf(stderr, "mini-agent: %v\n", err)
 		if errors.Is(err, pipeline.ErrUsage) {
-			return pipeline.ExitUsage
+			return c.usageError(stderr, strings.TrimPrefix(err.Error(), pipeline.ErrUsage.Error()+": "))
 		}
+		fmt.Fprintf(stderr, "mini-agent %s: %v\n", c.name, err)
 		if ctx.Err() != nil {
 			return pipeline.ExitCancelled
 		}

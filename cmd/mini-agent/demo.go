@@ -16,11 +16,27 @@ import (
 // runDemo copies the bundled example to a temp dir and runs the whole fix
 // pipeline on it with the script provider, then prints the rendered PR body.
 func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("demo", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	keep := fs.Bool("keep", false, "keep the example's temp dir and print its path")
-	if err := fs.Parse(args); err != nil {
-		return pipeline.ExitUsage
+	var keep *bool
+	c := &command{
+		name:  "demo",
+		usage: "demo [--keep]",
+		about: "Runs the whole fix pipeline on a small Go module with a real bug, copied to a temporary " +
+			"directory: the harness runs go test to see what fails, the agent searches, reads, patches and " +
+			"reruns the narrowed test, then the harness validates the change and renders the pull-request body. " +
+			"The model is scripted (a recorded trajectory is replayed, no model service is called and no key is " +
+			"needed); everything else is real.",
+		groups:   []flagGroup{{"Options", []string{"keep"}}},
+		examples: []string{"mini-agent demo", "mini-agent demo --keep   # then look at the fixed module"},
+		define: func(fs *flag.FlagSet) {
+			keep = fs.Bool("keep", false, "keep the example's temp dir and print its path")
+		},
+	}
+	fs := c.flagSet()
+	if code, done := c.parse(fs, args, stdout, stderr); done {
+		return code
+	}
+	if fs.NArg() > 0 {
+		return c.usageError(stderr, fmt.Sprintf("takes no arguments, got %q", fs.Args()))
 	}
 	dir, err := os.MkdirTemp("", "mini-agent-demo-")
 	if err != nil {
@@ -39,7 +55,7 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fmt.Fprintln(stdout, "Everything else is real: the tools, the sandbox, the policy, go test, and the harness's validation.")
 	fmt.Fprintln(stdout)
 	o := pipeline.Options{Mode: agent.ModeFix, Workdir: dir, TestCommand: demo.TestCommand,
-		Provider: "script", Script: demo.Trajectory, Progress: stdout}
+		Provider: "script", Script: demo.Trajectory, Progress: stdout, Version: versionString()}
 	out, err := pipeline.Run(ctx, o)
 	if err != nil {
 		fmt.Fprintf(stderr, "mini-agent demo: %v\n", err)

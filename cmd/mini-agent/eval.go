@@ -5,23 +5,75 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"os"
+	"strings"
 	"time"
 
+	"github.com/org/mini-agent/agent/provider"
 	"github.com/org/mini-agent/eval"
 	"github.com/org/mini-agent/internal/pipeline"
 )
 
-const evalUsage = `Usage:
-  mini-agent eval [flags]                 run the eval tasks, print a markdown report
-  mini-agent eval merge [--json OUT] REPORT.json...
-                                          merge shard reports (JSON) into one table
+// evalFlags are the flags of `mini-agent eval`.
+type evalFlags struct {
+	o                         eval.Options
+	tasksDir, shard, jsonPath string
+	checkTasks                bool
+}
 
-Exit codes: 0 every task that ran was resolved, 1 some task was not,
-2 usage or configuration error, 130 interrupted.
+func evalCommand() (*command, *evalFlags) {
+	e := &evalFlags{}
+	return &command{
+		name:  "eval",
+		usage: "eval [--tasks LIST] [--shard i/n] [--json FILE] [flags]\n       mini-agent eval merge [--json OUT] REPORT.json...",
+		about: "Runs the eval: broken projects with a failing test command, each run through the same pipeline " +
+			"as fix and explain (same tools, sandbox, policy, loop and harness validation), then judged by hidden " +
+			"checks the model never sees. By default the bundled tasks run with their scripted trajectories; " +
+			"--provider runs a real model on the same tasks. A markdown table goes to stdout, progress to stderr; " +
+			"'mini-agent eval merge' joins the JSON reports of shards.",
+		groups: []flagGroup{
+			{"Tasks", []string{"tasks", "tasks-dir", "shard", "check-tasks"}},
+			{"Model", []string{"provider", "model", "base-url", "replay-openai", "max-cost-usd"}},
+			{"Running", []string{"j", "timeout"}},
+			{"Output", []string{"json", "artifacts"}},
+		},
+		meta: map[string]string{"tasks": "LIST", "tasks-dir": "DIR", "shard": "i/n", "provider": "NAME", "model": "NAME",
+			"base-url": "URL", "json": "FILE", "artifacts": "DIR", "max-cost-usd": "USD"},
+		examples: []string{
+			"mini-agent eval --tasks 03-patch-conflict,08-malicious-repo",
+			"mini-agent eval --provider openai --model gpt-4.1-mini --shard 1/4 --json report-1.json",
+		},
+		footer: "Exit codes: 0 every task that ran was resolved, 1 some task was not, 2 usage or configuration " +
+			"error, 130 interrupted. A task whose toolchain is missing is skipped with the reason.",
+		define: func(fs *flag.FlagSet) {
+			o := &e.o
+			fs.StringVar(&o.Filter, "tasks", "", "comma-separated task names, or a regexp over names (default: all)")
+			fs.StringVar(&e.tasksDir, "tasks-dir", "", "directory of tasks (default: the tasks bundled in the binary)")
+			fs.StringVar(&e.shard, "shard", "", "run shard i of n (1-based): tasks sorted by name, dealt round robin")
+			fs.IntVar(&o.Jobs, "j", eval.DefaultJobs, "tasks run in parallel")
+			fs.DurationVar(&o.Timeout, "timeout", eval.DefaultTaskTimeout, "limit for one task (run and checks)")
+			fs.StringVar(&o.Provider, "provider", "script", "script (each task's trajectory), openai or anthropic")
+			fs.StringVar(&o.Model, "model", "", "model name for a real provider")
+			fs.StringVar(&o.BaseURL, "base-url", "", "API base URL for a real provider (needs --model)")
+			fs.Float64Var(&o.MaxCostUSD, "max-cost-usd", 0, "cost budget per task, for a model with a known price (0: none)")
+			fs.BoolVar(&o.ReplayOpenAI, "replay-openai", false, "replay the scripts through the OpenAI adapter against a local fake server")
+			fs.StringVar(&e.jsonPath, "json", "", "write the JSON report here")
+			fs.StringVar(&o.Artifacts, "artifacts", "", "keep each task's bundle, trace and PR body under DIR/<task>/")
+			fs.BoolVar(&e.checkTasks, "check-tasks", false, "check the tasks instead: hidden fail_to_pass checks must fail and pass_to_pass checks pass on the unfixed projects")
+		},
+	}, e
+}
 
-Flags:
-`
+// evalMsg is an eval error without the package's own "eval: " (and
+// "merge: ") prefixes, which the command's prefix already says.
+func evalMsg(err error) string {
+	msg := err.Error()
+	for _, p := range []string{"eval: ", "merge: "} {
+		msg = strings.TrimPrefix(msg, p)
+	}
+	return msg
+}
 
 // runEval is `mini-agent eval`: the same pipeline as fix/explain, over the
 // bundled (or given) tasks.
@@ -29,47 +81,42 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if len(args) > 0 && args[0] == "merge" {
 		return runEvalMerge(args[1:], stdout, stderr)
 	}
-	fs := flag.NewFlagSet("eval", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() {
-		fmt.Fprint(stderr, evalUsage)
-		fs.PrintDefaults()
+	c, e := evalCommand()
+	fs := c.flagSet()
+	if code, done := c.parse(fs, args, stdout, stderr); done {
+		return code
 	}
-	var o eval.Options
-	var tasksDir, shard, jsonPath string
-	var checkTasks bool
-	fs.StringVar(&o.Filter, "tasks", "", "comma-separated task names, or a regexp over names (default: all)")
-	fs.StringVar(&tasksDir, "tasks-dir", "", "directory of tasks (default: the tasks bundled in the binary)")
-	fs.StringVar(&shard, "shard", "", "run shard i of n (i/n, 1-based): tasks sorted by name, dealt round robin")
-	fs.IntVar(&o.Jobs, "j", eval.DefaultJobs, "tasks run in parallel")
-	fs.DurationVar(&o.Timeout, "timeout", eval.DefaultTaskTimeout, "limit for one task (run and checks)")
-	fs.StringVar(&o.Provider, "provider", "script", "script (each task's trajectory), openai or anthropic")
-	fs.StringVar(&o.Model, "model", "", "model name for a real provider")
-	fs.StringVar(&o.BaseURL, "base-url", "", "API base URL for a real provider")
-	fs.Float64Var(&o.MaxCostUSD, "max-cost-usd", 0, "cost budget per task with a priced model (0: none)")
-	fs.BoolVar(&o.ReplayOpenAI, "replay-openai", false, "replay the scripts through the OpenAI adapter against a local fake server")
-	fs.StringVar(&jsonPath, "json", "", "write the JSON report here")
-	fs.StringVar(&o.Artifacts, "artifacts", "", "keep each task's bundle, trace and PR body under DIR/<task>/")
-	fs.BoolVar(&checkTasks, "check-tasks", false, "check the tasks instead: hidden fail_to_pass checks must fail and pass_to_pass checks pass on the unfixed projects")
-	if err := fs.Parse(args); err != nil {
-		return pipeline.ExitUsage
-	}
+	o, shard, tasksDir, jsonPath, checkTasks := e.o, e.shard, e.tasksDir, e.jsonPath, e.checkTasks
 	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "mini-agent eval: unexpected arguments %q\n", fs.Args())
-		return pipeline.ExitUsage
+		return c.usageError(stderr, fmt.Sprintf("unexpected arguments %q", fs.Args()))
+	}
+	if o.MaxCostUSD != 0 {
+		model := o.Model
+		switch {
+		case o.Provider == provider.ProviderScript || o.ReplayOpenAI:
+			return c.usageError(stderr, "--max-cost-usd needs a real, priced model: scripted runs have no price")
+		case model == "" && o.Provider == provider.ProviderOpenAI:
+			model = provider.DefaultOpenAIModel
+		case model == "" && o.Provider == provider.ProviderAnthropic:
+			model = provider.DefaultAnthropicModel
+		}
+		if !(o.MaxCostUSD > 0) || math.IsInf(o.MaxCostUSD, 0) {
+			return c.usageError(stderr, fmt.Sprintf("--max-cost-usd %v is not a positive amount", o.MaxCostUSD))
+		}
+		if !provider.Priced(model, nil) {
+			return c.usageError(stderr, fmt.Sprintf("--max-cost-usd %g: model %q has no known price, so the budget could not be enforced; drop --max-cost-usd", o.MaxCostUSD, model))
+		}
 	}
 	if shard != "" {
 		s, err := eval.ParseShard(shard)
 		if err != nil {
-			fmt.Fprintf(stderr, "mini-agent eval: %v\n", err)
-			return pipeline.ExitUsage
+			return c.usageError(stderr, evalMsg(err))
 		}
 		o.Shard = s
 	}
 	if tasksDir != "" {
 		if fi, err := os.Stat(tasksDir); err != nil || !fi.IsDir() {
-			fmt.Fprintf(stderr, "mini-agent eval: --tasks-dir %s is not a directory\n", tasksDir)
-			return pipeline.ExitUsage
+			return c.usageError(stderr, fmt.Sprintf("--tasks-dir %s is not a directory", tasksDir))
 		}
 		o.Tasks = os.DirFS(tasksDir)
 	}
@@ -80,14 +127,13 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	start := time.Now()
 	rep, err := eval.Run(ctx, o)
 	if rep == nil {
-		fmt.Fprintf(stderr, "mini-agent eval: %v\n", err)
-		return pipeline.ExitUsage
+		return c.usageError(stderr, evalMsg(err))
 	}
 	rep.Markdown(stdout)
 	fmt.Fprintf(stderr, "eval: %d tasks in %s\n", len(rep.Tasks), time.Since(start).Round(100*time.Millisecond))
 	if jsonPath != "" {
 		if werr := rep.WriteJSON(jsonPath); werr != nil {
-			fmt.Fprintf(stderr, "mini-agent eval: %v\n", werr)
+			fmt.Fprintf(stderr, "mini-agent eval: %s\n", evalMsg(werr))
 			return pipeline.ExitUsage
 		}
 	}
@@ -103,7 +149,7 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 func runCheckTasks(ctx context.Context, o eval.Options, stdout, stderr io.Writer) int {
 	results, err := eval.CheckTasks(ctx, o)
 	if err != nil {
-		fmt.Fprintf(stderr, "mini-agent eval: %v\n", err)
+		fmt.Fprintf(stderr, "mini-agent eval: %s\n", evalMsg(err))
 		return pipeline.ExitUsage
 	}
 	code := pipeline.ExitOK
@@ -124,34 +170,42 @@ func runCheckTasks(ctx context.Context, o eval.Options, stdout, stderr io.Writer
 }
 
 func runEvalMerge(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("eval merge", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	out := fs.String("json", "", "write the merged JSON report here")
-	if err := fs.Parse(args); err != nil {
-		return pipeline.ExitUsage
+	var out *string
+	c := &command{
+		name:  "eval merge",
+		usage: "eval merge [--json OUT] REPORT.json...",
+		about: "Joins the JSON reports of eval shards (mini-agent eval --shard i/n --json FILE) into one " +
+			"table on stdout; a task that appears in two reports is an error.",
+		groups:   []flagGroup{{"Output", []string{"json"}}},
+		meta:     map[string]string{"json": "FILE"},
+		examples: []string{"mini-agent eval merge report-1.json report-2.json", "mini-agent eval merge --json report.json report-*.json"},
+		define: func(fs *flag.FlagSet) {
+			out = fs.String("json", "", "write the merged JSON report here")
+		},
+	}
+	fs := c.flagSet()
+	if code, done := c.parse(fs, args, stdout, stderr); done {
+		return code
 	}
 	if fs.NArg() == 0 {
-		fmt.Fprintln(stderr, "mini-agent eval merge: give the shard reports (JSON files)")
-		return pipeline.ExitUsage
+		return c.usageError(stderr, "give the shard reports (JSON files)")
 	}
 	var reports []*eval.Report
 	for _, p := range fs.Args() {
 		r, err := eval.ReadReport(p)
 		if err != nil {
-			fmt.Fprintf(stderr, "mini-agent eval merge: %v\n", err)
-			return pipeline.ExitUsage
+			return c.usageError(stderr, evalMsg(err))
 		}
 		reports = append(reports, r)
 	}
 	merged, err := eval.Merge(reports...)
 	if err != nil {
-		fmt.Fprintf(stderr, "mini-agent eval merge: %v\n", err)
-		return pipeline.ExitUsage
+		return c.usageError(stderr, evalMsg(err))
 	}
 	merged.Markdown(stdout)
 	if *out != "" {
 		if err := merged.WriteJSON(*out); err != nil {
-			fmt.Fprintf(stderr, "mini-agent eval merge: %v\n", err)
+			fmt.Fprintf(stderr, "mini-agent eval merge: %s\n", evalMsg(err))
 			return pipeline.ExitUsage
 		}
 	}

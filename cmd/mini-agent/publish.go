@@ -15,31 +15,42 @@ import (
 	"github.com/sethvargo/go-githubactions"
 )
 
-const publishUsage = `Usage: mini-agent publish [--config PATH] BUNDLE
-
-Publishes a bundle made by 'mini-agent fix --bundle BUNDLE' in an earlier,
-read-only job of the same workflow run: the event is routed again and the
-repository's policy (read from the default branch) is applied to the bundle
-before anything is written. Needs GITHUB_TOKEN (or INPUT_GITHUB_TOKEN) with
-contents and pull-requests write permission, and the runner's GITHUB_EVENT_*
-variables. Sets the same outputs as the action when GITHUB_OUTPUT is set.
-`
+func publishCommand() (*command, *string) {
+	cfgPath := new(string)
+	return &command{
+		name:  "publish",
+		usage: "publish [--config PATH] BUNDLE",
+		about: "Publishes a bundle made by 'mini-agent fix --bundle BUNDLE' in an earlier, read-only job of the " +
+			"same workflow run (the two-job recipe): the event is routed again and the repository's policy (read " +
+			"from the default branch) is applied to the bundle before anything is written. Needs GITHUB_TOKEN (or " +
+			"INPUT_GITHUB_TOKEN) with contents and pull-requests write permission, and the runner's GITHUB_EVENT_* " +
+			"variables. Sets the same outputs as the action when GITHUB_OUTPUT is set.",
+		groups: []flagGroup{{"Policy", []string{"config"}}},
+		meta:   map[string]string{"config": "PATH"},
+		examples: []string{
+			"mini-agent publish bundle.json",
+			"mini-agent publish --config .github/mini-agent.yml bundle.json",
+		},
+		footer: "Exit codes: 0 published (or skipped), 1 not fixed, 2 usage or configuration error, 3 validation " +
+			"failed, 4 a GitHub API error or a bundle refused by the policy.",
+		define: func(fs *flag.FlagSet) {
+			fs.StringVar(cfgPath, "config", "", "policy file in the repository (default "+config.DefaultPath+")")
+		},
+	}, cfgPath
+}
 
 // runPublish is `mini-agent publish BUNDLE`, the write half of the two-job
 // recipe.
 func runPublish(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("publish", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() { fmt.Fprint(stderr, publishUsage); fs.PrintDefaults() }
-	cfgPath := fs.String("config", "", "policy file in the repository (default "+config.DefaultPath+")")
-	if err := fs.Parse(args); err != nil {
-		return pipeline.ExitUsage
+	c, cfg := publishCommand()
+	fs := c.flagSet()
+	if code, done := c.parse(fs, args, stdout, stderr); done {
+		return code
 	}
 	if fs.NArg() != 1 {
-		fs.Usage()
-		return pipeline.ExitUsage
+		return c.usageError(stderr, fmt.Sprintf("give one bundle file, got %d arguments; Usage: mini-agent %s", fs.NArg(), c.usage))
 	}
-	return publishMain(ctx, processEnv(stdout, stderr), fs.Arg(0), *cfgPath)
+	return publishMain(ctx, processEnv(stdout, stderr), fs.Arg(0), *cfg)
 }
 
 func publishMain(ctx context.Context, env actionEnv, bundlePath, cfgPath string) int {

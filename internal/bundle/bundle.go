@@ -62,6 +62,12 @@ type Bundle struct {
 	CostKnown  bool         `json:"cost_known"`
 	Warnings   []string     `json:"warnings,omitempty"`
 	Extra      ExtraContext `json:"context,omitempty"`
+	// WhyStopped says in one line why a run ended without a validated fix
+	// or a diagnosis ("not fixed: the model ended without a patch after 4
+	// turns"); empty when it did not (report.Why).
+	WhyStopped string `json:"why_stopped,omitempty"`
+	// MiniAgentVersion is the version of the mini-agent that made the run.
+	MiniAgentVersion string `json:"mini_agent_version,omitempty"`
 }
 
 // ExtraContext carries publishing context (GitHub run, PR) when known.

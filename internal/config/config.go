@@ -109,7 +109,15 @@ type Defaults struct {
 	MaxMinutes  int     `yaml:"max-minutes"`
 	MaxCostUSD  float64 `yaml:"max-cost-usd"`
 	TestCommand string  `yaml:"test-command"`
+	// PriceIn and PriceOut are the model's price in USD per million input
+	// and output tokens, for a model the built-in table does not know (a
+	// dollar budget on an unpriced model is refused). nil: not given.
+	PriceIn  *float64 `yaml:"price-in"`
+	PriceOut *float64 `yaml:"price-out"`
 }
+
+// MaxPrice bounds a price per million tokens.
+const MaxPrice = 1e6
 
 // Default returns the policy used when the repository has no file.
 func Default() *Config {
@@ -296,6 +304,15 @@ func (d Defaults) validate() []string {
 	}
 	if math.IsNaN(d.MaxCostUSD) || math.IsInf(d.MaxCostUSD, 0) {
 		p = append(p, "defaults.max-cost-usd: not a number of dollars (a NaN budget would never stop a run)")
+	}
+	if (d.PriceIn == nil) != (d.PriceOut == nil) {
+		p = append(p, "defaults: price-in and price-out go together (USD per million input and output tokens)")
+	}
+	for i, v := range []*float64{d.PriceIn, d.PriceOut} {
+		if v != nil && !(*v >= 0 && *v <= MaxPrice) { // NaN fails both
+			p = append(p, fmt.Sprintf("defaults.%s: %v is not a price in USD per million tokens (0 to %g)",
+				[]string{"price-in", "price-out"}[i], *v, float64(MaxPrice)))
+		}
 	}
 	return p
 }

@@ -41,7 +41,7 @@ func TestParseFull(t *testing.T) {
 		AllowForks:   true,
 		OnFailure:    config.OnFailureDraft,
 		Defaults: config.Defaults{Provider: "anthropic", Model: "claude-sonnet-4-5", BaseURL: "https://llm.example.com/v1",
-			MaxSteps: 12, MaxMinutes: 15, MaxCostUSD: 1.5, TestCommand: "make test"},
+			MaxSteps: 12, MaxMinutes: 15, MaxCostUSD: 1.5, TestCommand: "make test", PriceIn: ptr(0.5), PriceOut: ptr(1.5)},
 	}
 	if !reflect.DeepEqual(c, want) {
 		t.Errorf("Parse =\n%+v\nwant\n%+v", c, want)
@@ -106,6 +106,11 @@ func TestParseErrors(t *testing.T) {
 		{data: "defaults: {max-cost-usd: .nan}\n", want: []string{"max-cost-usd"}},
 		{data: "defaults: {max-cost-usd: .inf}\n", want: []string{"max-cost-usd"}},
 		{data: "defaults: {max-minutes: 200000000}\n", want: []string{"max-minutes"}},
+		{data: "defaults: {price-in: 1}\n", want: []string{"price-in and price-out go together"}},
+		{data: "defaults: {price-out: 1}\n", want: []string{"price-in and price-out go together"}},
+		{data: "defaults: {price-in: -1, price-out: 2}\n", want: []string{"defaults.price-in: -1"}},
+		{data: "defaults: {price-in: 1, price-out: .nan}\n", want: []string{"defaults.price-out: NaN"}},
+		{data: "defaults: {price-in: 1, price-out: .inf}\n", want: []string{"defaults.price-out: +Inf"}},
 		{data: strings.Repeat("#", config.MaxFileBytes+1), want: []string{"more than"}},
 	}
 	for _, tt := range tests {
@@ -179,3 +184,5 @@ func TestLoadReadsTheDefaultBranchOnly(t *testing.T) {
 		t.Error("a config path outside the repository was accepted")
 	}
 }
+
+func ptr(f float64) *float64 { return &f }

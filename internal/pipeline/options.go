@@ -8,11 +8,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"time"
 
 	"github.com/org/mini-agent/agent"
+	"github.com/org/mini-agent/agent/provider"
 )
 
 // Options describe one job.
@@ -42,6 +44,12 @@ type Options struct {
 	SecretNames []string
 	// PriceOverrides: model → [input, output] USD per million tokens.
 	PriceOverrides map[string][2]float64
+	// Price is the run's model's price, {input, output} USD per million
+	// tokens (--price-in/--price-out); it wins over PriceOverrides and the
+	// built-in table. nil: none given.
+	Price *[2]float64
+	// Version of mini-agent, recorded in the bundle and the report footer.
+	Version string
 
 	TracePath   string
 	BundlePath  string
@@ -85,6 +93,9 @@ func (o *Options) check() error {
 	if o.TestCommand == "" {
 		return usageErr("--test-command is required")
 	}
+	if err := o.checkCostCap(); err != nil {
+		return err
+	}
 	for _, p := range o.failureLogs() {
 		if _, err := os.Stat(p); err != nil {
 			return usageErr("--failure-log: %v", err)
@@ -122,4 +133,53 @@ func (o *Options) failureLogs() []string {
 		out = append(out, o.FailureLog)
 	}
 	return append(out, o.FailureLogs...)
+}
+
+// checkCostCap refuses a dollar budget that could not be enforced: a
+// model with no known price and no price given would run unbounded, with
+// only "cost unknown" at the end.
+func (o *Options) checkCostCap() error {
+	if o.Price != nil {
+		overrides := map[string][2]float64{o.costModelName(): *o.Price}
+		for k, v := range o.PriceOverrides {
+			if _, dup := overrides[k]; !dup {
+				overrides[k] = v
+			}
+		}
+		o.PriceOverrides = overrides
+	}
+	for model, p := range o.PriceOverrides {
+		if !(p[0] >= 0 && p[1] >= 0) || math.IsInf(p[0], 0) || math.IsInf(p[1], 0) {
+			return usageErr("the price of %q must be two non-negative amounts (USD per million tokens), got %v", model, p)
+		}
+	}
+	budget := o.Limits.MaxCostUSD
+	if budget == 0 {
+		return nil
+	}
+	if !(budget > 0) || math.IsInf(budget, 0) {
+		return usageErr("--max-cost-usd %v is not a positive amount", budget)
+	}
+	name := o.costModelName()
+	if provider.Priced(name, o.PriceOverrides) {
+		return nil
+	}
+	return usageErr("--max-cost-usd %g: model %q has no known price, so the dollar budget could not be enforced; "+
+		"give its price with --price-in and --price-out (USD per million input and output tokens; action inputs "+
+		"price-in and price-out), or drop the dollar budget", budget, name)
+}
+
+// costModelName is the model name the run is priced by: as model() names it.
+func (o *Options) costModelName() string {
+	switch {
+	case o.Model != "":
+		return o.Model
+	case o.ModelImpl != nil:
+		return o.Provider
+	case o.Provider == provider.ProviderOpenAI:
+		return provider.DefaultOpenAIModel
+	case o.Provider == provider.ProviderAnthropic:
+		return provider.DefaultAnthropicModel
+	}
+	return o.Provider
 }

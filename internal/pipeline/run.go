@@ -73,7 +73,7 @@ func Run(ctx context.Context, o Options) (*Outcome, error) {
 	defer snap.Close()
 
 	b := &bundle.Bundle{Version: bundle.Version, Mode: string(o.Mode), Provider: o.Provider, Model: modelName,
-		Command: o.TestCommand, BaseSHA: headSHA(ctx, ws.Dir())}
+		Command: o.TestCommand, BaseSHA: headSHA(ctx, ws.Dir()), MiniAgentVersion: o.Version}
 	out := &Outcome{Bundle: b}
 
 	fc, initial, err := o.failureContext(ctx, ws, runTest)
@@ -235,12 +235,13 @@ func (o *Options) finish(out *Outcome, status string, redact func(string) string
 		b.Report.Assumptions[i] = redact(b.Report.Assumptions[i])
 	}
 	b.Run.Detail = redact(b.Run.Detail) // names the calls left pending, with their arguments
+	b.WhyStopped = report.Why(b)
 	for i := range b.Validation {
 		// Test output: the code under test may print what the scrubbed
 		// environment could not hide (a token in .git/config).
 		b.Validation[i].Tail = redact(b.Validation[i].Tail)
 	}
-	out.Summary = redact(report.Body(b, report.Options{}))
+	out.Summary = redact(report.Body(b, report.Options{Version: o.Version}))
 	var errs []error
 	if o.BundlePath != "" {
 		errs = append(errs, b.Write(o.BundlePath))

@@ -43,6 +43,9 @@ type Options struct {
 	CINote string
 	// Title of the first section; default chosen from the status.
 	Headline string
+	// Version of mini-agent writing the report, shown in the footer; empty
+	// means the version recorded in the bundle, if any.
+	Version string
 }
 
 // Body renders the pull-request body / job summary / --summary markdown.
@@ -53,6 +56,9 @@ func Body(b *bundle.Bundle, o Options) string {
 		head = headline(b)
 	}
 	fmt.Fprintf(&w, "## mini-agent: %s\n\n", head)
+	if why := Why(b); why != "" {
+		fmt.Fprintf(&w, "**%s**\n\n", Untrusted(upperFirst(why)))
+	}
 	if b.Extra.RunURL != "" {
 		fmt.Fprintf(&w, "Failing run: %s\n\n", b.Extra.RunURL)
 	}
@@ -122,6 +128,7 @@ func Body(b *bundle.Bundle, o Options) string {
 	if o.CINote != "" {
 		fmt.Fprintf(&w, "> [!NOTE]\n> %s\n\n", o.CINote)
 	}
+	w.WriteString(Footer(first(o.Version, b.MiniAgentVersion)))
 	if b.Signature != "" {
 		w.WriteString(Marker(b.Signature))
 		w.WriteString("\n")
@@ -180,6 +187,31 @@ func headline(b *bundle.Bundle) string {
 	return "not fixed"
 }
 
+// Footer is the line that says which mini-agent wrote a report ("" when
+// the version is unknown).
+func Footer(version string) string {
+	if version == "" {
+		return ""
+	}
+	return fmt.Sprintf("<sub>Written by mini-agent %s.</sub>\n\n", cell(version))
+}
+
+func first(vals ...string) string {
+	for _, v := range vals {
+		if v != "" {
+			return v
+		}
+	}
+	return ""
+}
+
+func upperFirst(s string) string {
+	if s == "" {
+		return s
+	}
+	return strings.ToUpper(s[:1]) + s[1:]
+}
+
 func orNone(s, none string) string {
 	if strings.TrimSpace(s) == "" {
 		return none
@@ -211,10 +243,14 @@ func clampBody(s, sig string) string {
 // Text is the terminal report printed on stdout after a run.
 func Text(b *bundle.Bundle) string {
 	var w strings.Builder
-	fmt.Fprintf(&w, "mini-agent %s: %s\n", b.Mode, headline(b))
+	if why := Why(b); why != "" {
+		fmt.Fprintf(&w, "mini-agent %s: %s\n", b.Mode, noCommands(why))
+	} else {
+		fmt.Fprintf(&w, "mini-agent %s: %s\n", b.Mode, headline(b))
+	}
 	if b.Run.StopReason != "" {
 		fmt.Fprintf(&w, "stop reason: %s\n", b.Run.StopReason)
-		if b.Run.StopReason != "final_message" {
+		if b.Run.StopReason != "final_message" || Why(b) != "" {
 			fmt.Fprintf(&w, "%s\n", b.Run.Detail)
 		}
 	}

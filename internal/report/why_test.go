@@ -1,0 +1,112 @@
+package report
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/org/mini-agent/agent"
+	"github.com/org/mini-agent/internal/bundle"
+)
+
+// stopped is a not-fixed run with the given stop reason and detail.
+func stopped(reason, detail string, steps int) *bundle.Bundle {
+	b := sample()
+	b.Status, b.Files, b.Diff, b.Validation = bundle.StatusNotFixed, nil, "", nil
+	b.Run = bundle.RunInfo{StopReason: reason, Detail: detail, Steps: steps}
+	return b
+}
+
+func TestWhy(t *testing.T) {
+	t.Parallel()
+	outage := "stopped: the model API failed after retries: openai chat completion: gave up after 4 attempts: openai api: status 503: Service Unavailable. " +
+		"Done: 0 model turns, 0 tool calls. Remains: the model did not send a final message."
+	cases := []struct {
+		name string
+		b    *bundle.Bundle
+		want string
+	}{
+		{"fixed", sample(), ""},
+		{"no patch", stopped(agent.StopFinalMessage, "the model finished with a final message after 4 model turns, 3 tool calls", 4),
+			"not fixed: the model ended without a patch after 4 turns"},
+		{"model outage", stopped(agent.StopModelError, outage, 0),
+			"not fixed: the model API failed after 4 attempts: openai api: status 503: Service Unavailable"},
+		{"step limit", stopped(agent.StopMaxSteps, "stopped: the step limit (30 model turns) was reached. Done: 30 model turns. Remains: x.", 30),
+			"not fixed: the step limit (30 model turns) was reached"},
+		{"odd detail", stopped(agent.StopError, "boom", 2), "not fixed: stopped (error) after 2 turns"},
+		{"discarded", func() *bundle.Bundle {
+			b := stopped(agent.StopFinalMessage, "", 3)
+			b.Warnings = []string{"the change touched protected paths (.github/x.yml) and was discarded"}
+			return b
+		}(), "not fixed: the change touched protected paths (.github/x.yml) and was discarded"},
+		{"validation failed", func() *bundle.Bundle {
+			b := sample()
+			b.Status = bundle.StatusValidationFailed
+			b.Validation = []bundle.Check{{Name: "failing tests", ExitCode: 1}, {Name: "full test command", Passed: true}}
+			return b
+		}(), "validation failed: the model finished, but the harness's rerun of the tests failed: failing tests (exit 1)"},
+		{"cancelled", func() *bundle.Bundle {
+			b := stopped(agent.StopCancelled, "stopped: the run was cancelled. Done: x. Remains: y.", 2)
+			b.Status = bundle.StatusCancelled
+			return b
+		}(), "cancelled: the run was interrupted after 2 turns; nothing more was run"},
+		{"explain without diagnosis", func() *bundle.Bundle {
+			b := stopped(agent.StopLoopDetected, "stopped: the model repeated the same call with the same result 3 times. Done: x. Remains: y.", 5)
+			b.Mode = "explain"
+			return b
+		}(), "no diagnosis: the model repeated the same call with the same result 3 times after 5 turns"},
+	}
+	for _, c := range cases {
+		if got := Why(c.b); got != c.want {
+			t.Errorf("%s: Why = %q\nwant        %q", c.name, got, c.want)
+		}
+	}
+}
+
+// TestStoppedReportsLeadWithWhy: the PR body / summary and the terminal
+// report of a stopped run start with why it stopped.
+func TestStoppedReportsLeadWithWhy(t *testing.T) {
+	t.Parallel()
+	b := stopped(agent.StopModelError, "stopped: the model API failed after retries: gave up after 4 attempts: openai api: status 503. Done: 0 model turns. Remains: all.", 0)
+	body := Body(b, Options{})
+	if want := "## mini-agent: not fixed\n\n**Not fixed: the model API failed after 4 attempts: openai api: status 503**\n\n"; !strings.HasPrefix(body, want) {
+		t.Errorf("body starts\n%.200s\nwant\n%s", body, want)
+	}
+	text := Text(b)
+	lines := strings.Split(text, "\n")
+	if lines[0] != "mini-agent fix: not fixed: the model API failed after 4 attempts: openai api: status 503" ||
+		lines[1] != "stop reason: model_error" || !strings.HasPrefix(lines[2], "stopped: the model API failed") {
+		t.Errorf("terminal report starts:\n%s", strings.Join(lines[:3], "\n"))
+	}
+	// The detail is printed for a final message without a patch too.
+	b = stopped(agent.StopFinalMessage, "the model finished with a final message after 4 model turns", 4)
+	if got := strings.SplitN(Text(b), "\n", 4); got[0] != "mini-agent fix: not fixed: the model ended without a patch after 4 turns" ||
+		got[2] != "the model finished with a final message after 4 model turns" {
+		t.Errorf("terminal report starts:\n%s", strings.Join(got[:3], "\n"))
+	}
+	// A fixed run has no such line.
+	if body := Body(sample(), Options{}); strings.Contains(body, "**Not fixed") || strings.Contains(Text(sample()), "not fixed") {
+		t.Error("a fixed run's report says why it stopped")
+	}
+}
+
+func TestFooterVersion(t *testing.T) {
+	t.Parallel()
+	b := sample()
+	if body := Body(b, Options{}); strings.Contains(body, "Written by mini-agent") {
+		t.Errorf("no version known, yet a footer:\n%s", body)
+	}
+	b.MiniAgentVersion = "v1.0.0"
+	if body := Body(b, Options{}); !strings.Contains(body, "<sub>Written by mini-agent v1.0.0.</sub>") {
+		t.Error("the bundle's version is not in the footer")
+	}
+	body := Body(b, Options{Version: "v1.2.3"})
+	if !strings.Contains(body, "<sub>Written by mini-agent v1.2.3.</sub>") || strings.Contains(body, "v1.0.0") {
+		t.Error("Options.Version does not win in the footer")
+	}
+	if i, j := strings.Index(body, "Written by"), strings.Index(body, MarkerPrefix); i < 0 || j < i {
+		t.Error("the footer is not before the hidden marker")
+	}
+	if Footer("v1|x") != "<sub>Written by mini-agent v1\\|x.</sub>\n\n" {
+		t.Errorf("Footer = %q", Footer("v1|x"))
+	}
+}
