@@ -370,7 +370,7 @@ func TestApplyPatchErrors(t *testing.T) {
 		{"garbage", `{"patch":"please fix it"}`, agent.CodeInvalidArgument, "no file changes"},
 		{"git dir", `{"patch":"*** Add File: .git/hooks/x\n+y\n"}`, agent.CodeDenied, ".git"},
 		{"dotdot", `{"patch":"*** Add File: ../x\n+y\n"}`, agent.CodeDenied, "'..'"},
-		{"env file", `{"patch":"*** Add File: sub/.env\n+K=1\n"}`, agent.CodeDenied, "protected"},
+		{"env file", `{"patch":"*** Add File: sub/.env\n+K=1\n*** End Patch\n"}`, agent.CodeDenied, "protected"},
 		{"mismatch", `{"patch":"--- a/calc.go\n+++ b/calc.go\n@@\n-\treturn a - b\n+\treturn 0\n"}`, agent.CodePatchRejected, "return a + b"},
 		{"did you mean", `{"patch":"--- a/calcs.go\n+++ b/calcs.go\n@@\n-\treturn a + b\n+\treturn 0\n"}`, agent.CodePatchRejected, "Did you mean: calc.go?"},
 	}

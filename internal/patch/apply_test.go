@@ -33,19 +33,19 @@ func TestApplyRules(t *testing.T) {
 		{
 			name:    "nested hints pick class B",
 			content: py,
-			patch:   "*** Update File: f\n@@ class B:\n@@     def f(self):\n-        return 1\n+        return 2\n",
+			patch:   "*** Update File: f\n@@ class B:\n@@     def f(self):\n-        return 1\n+        return 2\n*** End Patch\n",
 			want:    py[:len(py)-len("        return 1\n")] + "        return 2\n",
 		},
 		{
 			name:    "nested hints pick class A",
 			content: py,
-			patch:   "*** Update File: f\n@@ class A:\n@@     def f(self):\n-        return 1\n+        return 2\n",
+			patch:   "*** Update File: f\n@@ class A:\n@@     def f(self):\n-        return 1\n+        return 2\n*** End Patch\n",
 			want:    strings.Replace(py, "return 1", "return 2", 1),
 		},
 		{
 			name:    "hint naming nothing leaves it ambiguous",
 			content: py,
-			patch:   "*** Update File: f\n@@ class C:\n-        return 1\n+        return 2\n",
+			patch:   "*** Update File: f\n@@ class C:\n-        return 1\n+        return 2\n*** End Patch\n",
 			err:     "at 2 places, starting at lines 3, 7",
 		},
 		{
@@ -105,7 +105,7 @@ func TestApplyRules(t *testing.T) {
 		{
 			name:    "end of file anchor with only additions",
 			content: "a\nb\n",
-			patch:   "*** Update File: f\n@@\n+c\n*** End of File\n",
+			patch:   "*** Update File: f\n@@\n+c\n*** End of File\n*** End Patch\n",
 			want:    "a\nb\nc\n",
 		},
 		{
@@ -164,11 +164,11 @@ func TestApplyFileProblems(t *testing.T) {
 		name, patch, want string
 		fsys              any
 	}{
-		{"parent is a file", "*** Add File: file.txt/child\n+x\n", "a parent of this path is a file", nil},
+		{"parent is a file", "*** Add File: file.txt/child\n+x\n*** End Patch\n", "a parent of this path is a file", nil},
 		{"directory", "--- a/sub\n+++ b/sub\n@@\n-k\n+K\n", "is a directory", nil},
 		{"binary", "--- a/bin.dat\n+++ b/bin.dat\n@@\n-a\n+b\n", "looks binary", nil},
 		{"too large", "--- a/big\n+++ b/big\n@@\n-a\n+b\n", "apply_patch edits files up to", big},
-		{"delete missing", "*** Delete File: nope.txt\n", "nope.txt does not exist", nil},
+		{"delete missing", "*** Delete File: nope.txt\n*** End Patch\n", "nope.txt does not exist", nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -192,7 +192,7 @@ func TestApplyFileProblems(t *testing.T) {
 
 func TestApplyReportsEveryFile(t *testing.T) {
 	t.Parallel()
-	p, err := Parse("--- a/a\n+++ b/a\n@@\n-x\n+y\n--- a/b\n+++ b/b\n@@\n-x\n+y\n*** ignored\n")
+	p, err := Parse("--- a/a\n+++ b/a\n@@\n-x\n+y\n--- a/b\n+++ b/b\n@@ -1 +1 @@\n-x\n+y\n*** ignored\n")
 	if err != nil {
 		t.Fatal(err)
 	}

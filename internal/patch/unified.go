@@ -21,7 +21,8 @@ type section struct {
 	headerDone       bool // saw ---/+++
 }
 
-func parseUnified(lines []string) (*Patch, error) {
+func parseUnified(src *source) (*Patch, error) {
+	lines := src.lines
 	p := &Patch{}
 	var cur *section
 	finish := func() error {
@@ -66,16 +67,15 @@ func parseUnified(lines []string) (*Patch, error) {
 			i += 2
 		case strings.HasPrefix(l, "@@"):
 			if cur == nil {
-				return nil, errorf(KindInvalid, "line %d: hunk %q has no file header before it; start each file with '--- a/path' and '+++ b/path' lines (or use '*** Update File: path')", i+1, l)
+				return nil, errorf(KindInvalid, "line %d: hunk %q has no file header before it; start each file with '--- a/path' and '+++ b/path' lines (or use '*** Update File: path')", src.num(i), l)
 			}
-			h := &Hunk{}
-			var hint string
-			h.OldStart, hint = parseHunkHeader(l)
-			if hint != "" {
-				h.Hints = []string{hint}
+			hd := parseHunkHeader(l)
+			h := &Hunk{OldStart: hd.oldStart, counted: hd.counted, oldCount: hd.oldCount, newCount: hd.newCount}
+			if hd.hint != "" {
+				h.Hints = []string{hd.hint}
 			}
 			var err error
-			if i, err = parseBody(lines, i+1, h, false); err != nil {
+			if i, err = parseBody(src, i+1, h, false); err != nil {
 				return nil, err
 			}
 			if len(h.Lines) > 0 {
@@ -86,7 +86,7 @@ func parseUnified(lines []string) (*Patch, error) {
 		case cur != nil && cur.headerDone && len(cur.fp.Hunks) == 0 && l != "" && strings.ContainsRune(" -+", rune(l[0])):
 			// Hunk lines right after the file header, without an "@@" line.
 			h := &Hunk{}
-			next, err := parseBody(lines, i, h, false)
+			next, err := parseBody(src, i, h, false)
 			if err != nil {
 				return nil, err
 			}
