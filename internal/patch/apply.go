@@ -273,7 +273,7 @@ func applyHunks(path string, data []byte, hunks []*Hunk) ([]byte, []diffOp, *Err
 		case len(old) == 0 && h.AtEOF:
 			loc.pos = n
 		case len(old) == 0:
-			perr.Problems = append(perr.Problems, fmt.Sprintf("%s only adds lines and has no context line, so there is no way to tell where they go. Include at least one unchanged line (prefixed with a space) just before or after the new lines.", describe(path, k, len(hunks))))
+			perr.Problems = append(perr.Problems, fmt.Sprintf("%s only adds lines and has no context line, so there is no way to tell where they go. To place them, include 1-3 unchanged lines of the file (each prefixed with a space) just before or after the new lines; to append them at the end of the file, end the hunk with a '*** End of File' line (envelope form).", describe(path, k, len(hunks))))
 			continue
 		default:
 			pos, lv, cands, fallback := locate(t, old, from, h)
@@ -323,6 +323,7 @@ func applyHunks(path string, data []byte, hunks []*Hunk) ([]byte, []diffOp, *Err
 	}
 	out := build(t.lines, edits)
 	out = fixEOL(out, t.lines, locs)
+	out = keepBOM(out, t.lines, hunks)
 	var b strings.Builder
 	for _, l := range out {
 		b.WriteString(l.b)
@@ -402,24 +403,79 @@ func hunkEdits(h *Hunk, pos, k int) []edit {
 	return out
 }
 
-// build applies sorted, disjoint edits to the old lines. New lines get the
-// file's dominant line ending, so a CRLF file stays CRLF.
+// build applies sorted, disjoint edits to the old lines. Untouched lines
+// keep their bytes. In a file with mixed line endings a line that replaces
+// another keeps that line's ending, and an added line takes its neighbour's
+// (the line before it, else the line after it, else the file's dominant
+// ending), so a CRLF file stays CRLF and an LF line in it stays LF.
 func build(old []fileLine, edits []edit) []newLine {
 	eol := dominantEOL(old)
-	var out []newLine
+	out := make([]newLine, 0, len(old)+8)
 	c := 0
 	for _, e := range edits {
 		for ; c < e.at; c++ {
 			out = append(out, newLine{old[c].bytes(), c})
 		}
-		for _, s := range e.ins {
-			out = append(out, newLine{s + eol, -1})
+		for k, s := range e.ins {
+			end := ""
+			if k < e.del {
+				end = old[e.at+k].EOL
+			}
+			if end == "" && len(out) > 0 {
+				end = ending(out[len(out)-1].b)
+			}
+			if end == "" && e.at+e.del < len(old) {
+				end = old[e.at+e.del].EOL
+			}
+			if end == "" {
+				end = eol
+			}
+			out = append(out, newLine{s + end, -1})
 		}
 		c += e.del
 	}
 	for ; c < len(old); c++ {
 		out = append(out, newLine{old[c].bytes(), c})
 	}
+	return out
+}
+
+// ending is the line ending of s: "\r\n", "\n" or "".
+func ending(s string) string {
+	switch {
+	case strings.HasSuffix(s, "\r\n"):
+		return "\r\n"
+	case strings.HasSuffix(s, "\n"):
+		return "\n"
+	}
+	return ""
+}
+
+// bom is the UTF-8 byte order mark.
+const bom = "\ufeff"
+
+// keepBOM keeps a leading byte order mark at the start of the file when the
+// patch did not mention it: the hunks matched the first line only after
+// normalisation dropped U+FEFF, so a replaced or preceded first line would
+// otherwise lose it (or carry it into the middle of the file).
+func keepBOM(out []newLine, old []fileLine, hunks []*Hunk) []newLine {
+	if len(old) == 0 || len(out) == 0 || !strings.HasPrefix(old[0].Text, bom) || strings.HasPrefix(out[0].b, bom) {
+		return out
+	}
+	for _, h := range hunks {
+		for _, l := range h.Lines {
+			if strings.Contains(l.Text, bom) {
+				return out // the patch handles the mark itself
+			}
+		}
+	}
+	for i := range out {
+		if out[i].src == 0 {
+			out[i] = newLine{strings.TrimPrefix(out[i].b, bom), -1}
+			break
+		}
+	}
+	out[0] = newLine{bom + out[0].b, -1}
 	return out
 }
 
@@ -431,9 +487,19 @@ func fixEOL(out []newLine, old []fileLine, locs []*located) []newLine {
 		return out
 	}
 	eol := dominantEOL(old)
+	// A line without an ending that is no longer last (the old last line,
+	// with lines added after it) takes its predecessor's ending.
+	near := func(i int) string {
+		if i > 0 {
+			if e := ending(out[i-1].b); e != "" {
+				return e
+			}
+		}
+		return eol
+	}
 	for i := range out[:len(out)-1] {
 		if !strings.HasSuffix(out[i].b, "\n") {
-			out[i] = newLine{out[i].b + eol, -1}
+			out[i] = newLine{out[i].b + near(i), -1}
 		}
 	}
 	want := len(old) == 0 || old[len(old)-1].EOL != ""
@@ -446,7 +512,7 @@ func fixEOL(out []newLine, old []fileLine, locs []*located) []newLine {
 	has := strings.HasSuffix(last.b, "\n")
 	switch {
 	case want && !has:
-		*last = newLine{last.b + eol, -1}
+		*last = newLine{last.b + near(len(out)-1), -1}
 	case !want && has:
 		*last = newLine{strings.TrimSuffix(strings.TrimSuffix(last.b, "\n"), "\r"), -1}
 		if last.b == "" {

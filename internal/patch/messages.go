@@ -37,6 +37,12 @@ func (t *target) mismatch(path string, k, total int, h *Hunk, old []string) stri
 		}
 		fmt.Fprintf(&b, "    %s\n", clip(s))
 	}
+	for _, s := range old {
+		if k, _, ok := looseMarker(s); ok && isFileMarker(k) {
+			fmt.Fprintf(&b, "(The line %q inside the hunk is read as an unchanged line, not a marker: markers start at the beginning of the line.)\n", clip(" "+s))
+			break
+		}
+	}
 	start, score := t.nearest(old)
 	switch {
 	case score == 0 && start >= 0:

@@ -315,7 +315,7 @@ loop:
 // strayLine is the refusal of a line without a hunk prefix that ends a
 // hunk: it may be an added or unchanged line that lost its prefix.
 func strayLine(src *source, i int, envelope bool) error {
-	after := "the end of the patch"
+	after := "the next '@@' or file header (or the end of the patch)"
 	if envelope {
 		after = "the next '@@' or '***' line"
 	}
