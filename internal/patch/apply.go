@@ -513,6 +513,9 @@ func fixEOL(out []newLine, old []fileLine, locs []*located) []newLine {
 	switch {
 	case want && !has:
 		*last = newLine{last.b + near(len(out)-1), -1}
+	case !want && has && last.src >= 0 && strings.TrimRight(last.b, "\r\n") == "":
+		// Stripping its newline would delete an empty line the patch keeps:
+		// the file gains a final newline instead of losing a line.
 	case !want && has:
 		*last = newLine{strings.TrimSuffix(strings.TrimSuffix(last.b, "\n"), "\r"), -1}
 		if last.b == "" {

@@ -90,6 +90,7 @@ func parseEnvelope(src *source) (*Patch, error) {
 	lines := src.lines
 	p := &Patch{}
 	var cur *FilePatch
+	begun := false
 	for i := 0; i < len(lines); {
 		l := lines[i]
 		// Outside a hunk body a marker may be indented: no hunk line can be
@@ -129,6 +130,8 @@ func parseEnvelope(src *source) (*Patch, error) {
 				return nil, errorf(KindInvalid, "*** Delete File: %s takes no lines after it (found %q)", cur.Path, l)
 			case cur != nil && strings.TrimSpace(l) != "":
 				return nil, strayLine(src, i, true)
+			case begun && strings.TrimSpace(l) != "":
+				return nil, errorf(KindInvalid, "line %d of the patch, %q, comes after '*** Begin Patch' but before any '*** Update File:', '*** Add File:' or '*** Delete File:' line, so it belongs to no file. Start each file's changes with one of those lines; the whole patch was refused.", src.num(i), clip(l))
 			default:
 				i++ // blank lines, and text before the first file section
 			}
@@ -137,6 +140,7 @@ func parseEnvelope(src *source) (*Patch, error) {
 		i++
 		switch kind {
 		case "begin patch":
+			begun = true
 		case "end patch":
 			return p, nil
 		case "update file:", "add file:", "delete file:":

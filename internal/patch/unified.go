@@ -94,6 +94,18 @@ func parseUnified(src *source) (*Patch, error) {
 				cur.fp.Hunks = append(cur.fp.Hunks, h)
 			}
 			i = max(next, i+1)
+		case l == "-- " && i+1 < len(lines) && gitVersion.MatchString(lines[i+1]):
+			// A format-patch signature ends an email; what follows until the
+			// next file section (another email's headers and message) is
+			// text outside the diff.
+			if err := finish(); err != nil {
+				return nil, err
+			}
+			i += 2
+		case cur != nil && l != "" && (l[0] == '-' || l[0] == '+'):
+			// Inside the diff, a '-' or '+' line outside any hunk would be
+			// dropped: refuse rather than lose a change.
+			return nil, errorf(KindInvalid, "line %d of the patch, %q, is a '%c' line outside any hunk (it comes after a file header but is not under an '@@' line). Put it in its hunk, or remove it; the whole patch was refused.", src.num(i), clip(l), l[0])
 		default:
 			i++ // text outside file sections is ignored, as git does
 		}
