@@ -234,3 +234,55 @@ func BenchmarkApply(b *testing.B) {
 		})
 	}
 }
+
+// TestApplyKeepsBOM: a leading byte order mark matches only after
+// normalisation, so a patch that does not mention it must not lose it or
+// move it into the middle of the file (issue 9, item 7).
+func TestApplyKeepsBOM(t *testing.T) {
+	t.Parallel()
+	const content = "\ufeffpackage main\n\nfunc main() {}\n"
+	tests := []struct{ name, patch, want string }{
+		{"first line replaced", "--- a/f\n+++ b/f\n@@ -1,2 +1,2 @@\n-package main\n+package tool\n \n", "\ufeffpackage tool\n\nfunc main() {}\n"},
+		{"line inserted before the first", "--- a/f\n+++ b/f\n@@ -1,2 +1,3 @@\n+// Command x.\n package main\n \n", "\ufeff// Command x.\npackage main\n\nfunc main() {}\n"},
+		{"first line deleted", "--- a/f\n+++ b/f\n@@ -1,3 +1,2 @@\n-package main\n \n func main() {}\n", "\ufeff\nfunc main() {}\n"},
+		{"BOM removed on purpose", "--- a/f\n+++ b/f\n@@ -1,2 +1,2 @@\n-\ufeffpackage main\n+package main\n \n", "package main\n\nfunc main() {}\n"},
+		{"untouched first line", "--- a/f\n+++ b/f\n@@ -2,2 +2,2 @@\n \n-func main() {}\n+func main() { run() }\n", "\ufeffpackage main\n\nfunc main() { run() }\n"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := apply1(content, tt.patch)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got != tt.want {
+				t.Fatalf("got %q, want %q", got, tt.want)
+			}
+		})
+	}
+}
+
+// TestApplyMixedLineEndings: in a file with CRLF and LF lines, a replaced
+// line keeps its own ending, an added line its neighbour's, and no
+// untouched line changes (issue 10, item 4).
+func TestApplyMixedLineEndings(t *testing.T) {
+	t.Parallel()
+	const content = "a\r\nb\nc\r\nd\ne\n" // LF majority
+	tests := []struct{ name, patch, want string }{
+		{"replace CRLF line", "--- a/f\n+++ b/f\n@@\n b\n-c\n+C\n d\n", "a\r\nb\nC\r\nd\ne\n"},
+		{"replace LF line", "--- a/f\n+++ b/f\n@@\n a\n-b\n+B\n c\n", "a\r\nB\nc\r\nd\ne\n"},
+		{"add after CRLF line", "--- a/f\n+++ b/f\n@@\n c\n+c2\n d\n", "a\r\nb\nc\r\nc2\r\nd\ne\n"},
+		{"add at the top", "--- a/f\n+++ b/f\n@@\n+top\n a\n b\n", "top\r\na\r\nb\nc\r\nd\ne\n"},
+		{"replace one by two", "--- a/f\n+++ b/f\n@@\n b\n-c\n+c1\n+c2\n d\n", "a\r\nb\nc1\r\nc2\r\nd\ne\n"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := apply1(content, tt.patch)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got != tt.want {
+				t.Fatalf("got %q, want %q", got, tt.want)
+			}
+		})
+	}
+}

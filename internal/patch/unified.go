@@ -285,6 +285,15 @@ func (s *section) resolve() (*FilePatch, error) {
 			fp.MoveTo = ""
 		}
 	}
+	if fp.Op == OpDelete {
+		for k, h := range fp.Hunks {
+			for _, l := range h.Lines {
+				if l.Kind == '+' {
+					return nil, errorf(KindInvalid, "%s: hunk %d of a deleted file adds lines; a deletion's hunk may only remove lines ('-')", fp.Path, k+1)
+				}
+			}
+		}
+	}
 	if fp.Op == OpCreate {
 		for k, h := range fp.Hunks {
 			if !h.addsOnly() {
