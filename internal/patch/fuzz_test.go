@@ -188,6 +188,14 @@ func checkAccounted(t *testing.T, text string, p *Patch, res *Result) {
 			}
 		}
 	}
+	// An empty line added at the end of a file without a final newline is
+	// that newline: "x" becomes "x\n", a changed line rather than an added one.
+	for _, fc := range res.Files {
+		o, n := len(fc.Old), len(fc.New)
+		if o > 0 && fc.Old[o-1] != '\n' && n > 0 && fc.New[n-1] == '\n' && parsed['+'][""] > 0 {
+			parsed['+'][""]--
+		}
+	}
 	// Lines on one side only, per kind.
 	onlyPatch := map[byte]map[string]int{'+': {}, '-': {}}
 	onlyDiff := map[byte]map[string]int{'+': {}, '-': {}}
@@ -200,15 +208,6 @@ func checkAccounted(t *testing.T, text string, p *Patch, res *Result) {
 		for s, n := range rebuilt[k] {
 			if d := n - parsed[k][s]; d > 0 {
 				onlyDiff[k][s] = d
-			}
-		}
-	}
-	// An empty line added at the end of a file without a final newline is
-	// that newline: "x" becomes "x\n", a changed line rather than an added one.
-	for _, fc := range res.Files {
-		if n := len(fc.Old); n > 0 && fc.Old[n-1] != '\n' && onlyPatch['+'][""] > onlyPatch['-'][""] {
-			if onlyPatch['+'][""]--; onlyPatch['+'][""] == 0 {
-				delete(onlyPatch['+'], "")
 			}
 		}
 	}
