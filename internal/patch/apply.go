@@ -221,14 +221,14 @@ func checkDelete(fp *FilePatch, data []byte) *Error {
 		return nil
 	}
 	t := &target{lines: splitLines(data)}
-	if len(old) == len(t.lines) {
+	if len(old) == t.lines.n() {
 		for lv := range numLevels {
 			if len(t.find(old, lv, 0, true)) == 1 {
 				return nil
 			}
 		}
 	}
-	return errorf(KindRejected, "%s: the deletion's '-' lines (%d) are not the file's current content (%d lines), so it was not deleted. Send '*** Delete File: %s' (or a deletion diff without hunks) to delete it as it is.", fp.Path, len(old), len(t.lines), fp.Path)
+	return errorf(KindRejected, "%s: the deletion's '-' lines (%d) are not the file's current content (%d lines), so it was not deleted. Send '*** Delete File: %s' (or a deletion diff without hunks) to delete it as it is.", fp.Path, len(old), t.lines.n(), fp.Path)
 }
 
 // located is a hunk placed in the file.
@@ -248,16 +248,16 @@ type edit struct {
 	region  int
 }
 
-// newLine is a line of the result: its bytes, and the old line it keeps
-// (-1 for a new or changed line).
-type newLine struct {
-	b   string
-	src int
+// seg is a piece of the result: n old lines kept as they are, from old
+// line src on, or (src < 0) one new or changed line b, with its ending.
+type seg struct {
+	src, n int
+	b      string
 }
 
 func applyHunks(path string, data []byte, hunks []*Hunk) ([]byte, []diffOp, *Error) {
 	t := &target{lines: splitLines(data)}
-	n := len(t.lines)
+	n := t.lines.n()
 	perr := &Error{Kind: KindRejected}
 	var locs []*located
 	from := 0
@@ -324,11 +324,94 @@ func applyHunks(path string, data []byte, hunks []*Hunk) ([]byte, []diffOp, *Err
 	out := build(t.lines, edits)
 	out = fixEOL(out, t.lines, locs)
 	out = keepBOM(out, t.lines, hunks)
-	var b strings.Builder
-	for _, l := range out {
-		b.WriteString(l.b)
+	return assemble(t.lines, out), scriptFrom(t.lines, out), nil
+}
+
+// assemble writes the result's bytes: kept runs are copied whole.
+func assemble(old *lines, out []seg) []byte {
+	size := 0
+	for _, sg := range out {
+		if sg.src >= 0 {
+			size += int(old.start[sg.src+sg.n] - old.start[sg.src])
+		} else {
+			size += len(sg.b)
+		}
 	}
-	return []byte(b.String()), scriptFrom(t.lines, out), nil
+	b := make([]byte, 0, size)
+	for _, sg := range out {
+		if sg.src >= 0 {
+			b = append(b, old.s[old.start[sg.src]:old.start[sg.src+sg.n]]...)
+		} else {
+			b = append(b, sg.b...)
+		}
+	}
+	return b
+}
+
+// segLines counts the lines of out.
+func segLines(out []seg) int {
+	n := 0
+	for _, sg := range out {
+		n += sg.count()
+	}
+	return n
+}
+
+func (sg seg) count() int {
+	if sg.src < 0 {
+		return 1
+	}
+	return sg.n
+}
+
+// lineAt returns result line k's bytes and whether it is a kept old line.
+func lineAt(old *lines, out []seg, k int) (string, bool) {
+	for _, sg := range out {
+		if c := sg.count(); k >= c {
+			k -= c
+			continue
+		}
+		if sg.src < 0 {
+			return sg.b, false
+		}
+		return old.full(sg.src + k), true
+	}
+	return "", false
+}
+
+// setLine replaces result line k with the changed line b, splitting the
+// kept run that holds it.
+func setLine(out []seg, k int, b string) []seg {
+	for i, sg := range out {
+		if c := sg.count(); k >= c {
+			k -= c
+			continue
+		}
+		if sg.src < 0 {
+			out[i].b = b
+			return out
+		}
+		var rep []seg
+		if k > 0 {
+			rep = append(rep, seg{src: sg.src, n: k})
+		}
+		rep = append(rep, seg{src: -1, b: b})
+		if k+1 < sg.n {
+			rep = append(rep, seg{src: sg.src + k + 1, n: sg.n - k - 1})
+		}
+		return append(out[:i], append(rep, out[i+1:]...)...)
+	}
+	return out
+}
+
+// removeLast drops the result's last line.
+func removeLast(out []seg) []seg {
+	last := &out[len(out)-1]
+	if last.src >= 0 && last.n > 1 {
+		last.n--
+		return out
+	}
+	return out[:len(out)-1]
 }
 
 // locate finds where the hunk's old lines are. pos is -1 when ambiguous
@@ -408,35 +491,43 @@ func hunkEdits(h *Hunk, pos, k int) []edit {
 // another keeps that line's ending, and an added line takes its neighbour's
 // (the line before it, else the line after it, else the file's dominant
 // ending), so a CRLF file stays CRLF and an LF line in it stays LF.
-func build(old []fileLine, edits []edit) []newLine {
-	eol := dominantEOL(old)
-	out := make([]newLine, 0, len(old)+8)
+func build(old *lines, edits []edit) []seg {
+	eol := ""
+	var out []seg
+	prev := "" // the last line written
 	c := 0
-	for _, e := range edits {
-		for ; c < e.at; c++ {
-			out = append(out, newLine{old[c].bytes(), c})
+	keep := func(to int) {
+		if to > c {
+			out = append(out, seg{src: c, n: to - c})
+			prev = old.full(to - 1)
 		}
+		c = max(c, to)
+	}
+	for _, e := range edits {
+		keep(e.at)
 		for k, s := range e.ins {
 			end := ""
 			if k < e.del {
-				end = old[e.at+k].EOL
+				end = old.eol(e.at + k)
 			}
-			if end == "" && len(out) > 0 {
-				end = ending(out[len(out)-1].b)
+			if end == "" && prev != "" {
+				end = ending(prev)
 			}
-			if end == "" && e.at+e.del < len(old) {
-				end = old[e.at+e.del].EOL
+			if end == "" && e.at+e.del < old.n() {
+				end = old.eol(e.at + e.del)
 			}
 			if end == "" {
+				if eol == "" {
+					eol = old.dominantEOL()
+				}
 				end = eol
 			}
-			out = append(out, newLine{s + end, -1})
+			out = append(out, seg{src: -1, b: s + end})
+			prev = s + end
 		}
 		c += e.del
 	}
-	for ; c < len(old); c++ {
-		out = append(out, newLine{old[c].bytes(), c})
-	}
+	keep(old.n())
 	return out
 }
 
@@ -458,8 +549,11 @@ const bom = "\ufeff"
 // patch did not mention it: the hunks matched the first line only after
 // normalisation dropped U+FEFF, so a replaced or preceded first line would
 // otherwise lose it (or carry it into the middle of the file).
-func keepBOM(out []newLine, old []fileLine, hunks []*Hunk) []newLine {
-	if len(old) == 0 || len(out) == 0 || !strings.HasPrefix(old[0].Text, bom) || strings.HasPrefix(out[0].b, bom) {
+func keepBOM(out []seg, old *lines, hunks []*Hunk) []seg {
+	if old.n() == 0 || len(out) == 0 || !strings.HasPrefix(old.text(0), bom) {
+		return out
+	}
+	if first, _ := lineAt(old, out, 0); strings.HasPrefix(first, bom) {
 		return out
 	}
 	for _, h := range hunks {
@@ -469,58 +563,69 @@ func keepBOM(out []newLine, old []fileLine, hunks []*Hunk) []newLine {
 			}
 		}
 	}
-	for i := range out {
-		if out[i].src == 0 {
-			out[i] = newLine{strings.TrimPrefix(out[i].b, bom), -1}
+	k := 0
+	for _, sg := range out {
+		if sg.src == 0 {
+			out = setLine(out, k, strings.TrimPrefix(old.full(0), bom))
 			break
 		}
+		k += sg.count()
 	}
-	out[0] = newLine{bom + out[0].b, -1}
-	return out
+	first, _ := lineAt(old, out, 0)
+	return setLine(out, 0, bom+first)
 }
 
 // fixEOL gives every line but the last a line ending and decides the last
 // one: explicit "\ No newline" markers of the hunk that reaches the end of
 // the file win; otherwise the file keeps its final-newline state.
-func fixEOL(out []newLine, old []fileLine, locs []*located) []newLine {
-	if len(out) == 0 {
+func fixEOL(out []seg, old *lines, locs []*located) []seg {
+	total := segLines(out)
+	if total == 0 {
 		return out
 	}
-	eol := dominantEOL(old)
 	// A line without an ending that is no longer last (the old last line,
 	// with lines added after it) takes its predecessor's ending.
-	near := func(i int) string {
-		if i > 0 {
-			if e := ending(out[i-1].b); e != "" {
-				return e
+	near := func(k int) string {
+		if k > 0 {
+			if b, _ := lineAt(old, out, k-1); ending(b) != "" {
+				return ending(b)
 			}
 		}
-		return eol
+		return old.dominantEOL()
 	}
-	for i := range out[:len(out)-1] {
-		if !strings.HasSuffix(out[i].b, "\n") {
-			out[i] = newLine{out[i].b + near(i), -1}
+	n := old.n()
+	if n > 0 && old.eol(n-1) == "" {
+		k := 0
+		for _, sg := range out {
+			k += sg.count()
+			if sg.src >= 0 && sg.src+sg.n == n {
+				if k-1 < total-1 {
+					out = setLine(out, k-1, old.full(n-1)+near(k-1))
+				}
+				break
+			}
 		}
 	}
-	want := len(old) == 0 || old[len(old)-1].EOL != ""
+	want := n == 0 || old.eol(n-1) != ""
 	for _, l := range locs {
-		if l.end == len(old) && l.h.Marked {
+		if l.end == n && l.h.Marked {
 			want = !l.h.NoEOLNew
 		}
 	}
-	last := &out[len(out)-1]
-	has := strings.HasSuffix(last.b, "\n")
+	last, kept := lineAt(old, out, total-1)
+	has := strings.HasSuffix(last, "\n")
 	switch {
 	case want && !has:
-		*last = newLine{last.b + near(len(out)-1), -1}
-	case !want && has && last.src >= 0 && strings.TrimRight(last.b, "\r\n") == "":
+		out = setLine(out, total-1, last+near(total-1))
+	case !want && has && kept && strings.TrimRight(last, "\r\n") == "":
 		// Stripping its newline would delete an empty line the patch keeps:
 		// the file gains a final newline instead of losing a line.
 	case !want && has:
-		*last = newLine{strings.TrimSuffix(strings.TrimSuffix(last.b, "\n"), "\r"), -1}
-		if last.b == "" {
+		if b := strings.TrimSuffix(strings.TrimSuffix(last, "\n"), "\r"); b != "" {
+			out = setLine(out, total-1, b)
+		} else {
 			// An empty last line without a newline is no line at all.
-			out = out[:len(out)-1]
+			out = removeLast(out)
 		}
 	}
 	return out
