@@ -345,3 +345,37 @@ func (c *lineCursor) seek(n int64) bool {
 	}
 	return true
 }
+
+// Span is a range of lines of a changed file's new content, [Start, End),
+// 0-based. An empty span marks where lines were removed.
+type Span struct{ Start, End int }
+
+// NewSpans lists, in order, the places where the new content differs from
+// the old: added lines, and the points where lines were removed. It is nil
+// when every line is new (a created file) or nothing is known.
+func (fc *FileChange) NewSpans() []Span {
+	if fc.Op != OpUpdate || fc.ops == nil {
+		return nil
+	}
+	var out []Span
+	add := func(s Span) {
+		if n := len(out); n > 0 && out[n-1].End >= s.Start {
+			out[n-1].End = max(out[n-1].End, s.End)
+			return
+		}
+		out = append(out, s)
+	}
+	j := 0 // new line
+	for _, op := range fc.ops {
+		switch op.kind {
+		case ' ':
+			j += op.count
+		case '-':
+			add(Span{j, j})
+		case '+':
+			add(Span{j, j + 1})
+			j++
+		}
+	}
+	return out
+}
