@@ -286,3 +286,33 @@ func TestApplyMixedLineEndings(t *testing.T) {
 		})
 	}
 }
+
+// TestExactMatchBuildsNoIndex: a hunk that matches exactly is located by a
+// scan, without the normalised copies, hashes and index of every line that
+// the fuzzy levels need (issue 15); a fuzzy match still builds them.
+func TestExactMatchBuildsNoIndex(t *testing.T) {
+	t.Parallel()
+	var b strings.Builder
+	for i := range 5000 {
+		fmt.Fprintf(&b, "line %d\n", i)
+	}
+	data := []byte(b.String())
+	built := func(t *target) bool {
+		for lv := range numLevels {
+			if t.norm[lv] != nil || t.hashes[lv] != nil || t.index[lv] != nil {
+				return true
+			}
+		}
+		return false
+	}
+	tg := &target{lines: splitLines(data)}
+	pos, _, cands, _ := locate(tg, []string{"line 4000", "line 4001"}, 0, &Hunk{})
+	if pos != 4000 || len(cands) != 1 || built(tg) {
+		t.Fatalf("exact: pos %d, cands %v, index built %v", pos, cands, built(tg))
+	}
+	tg = &target{lines: splitLines(data)}
+	pos, lv, _, _ := locate(tg, []string{"  line 4000", "line 4001  "}, 0, &Hunk{})
+	if pos != 4000 || lv != levelTrim || !built(tg) {
+		t.Fatalf("fuzzy: pos %d, level %d, index built %v", pos, lv, built(tg))
+	}
+}
