@@ -167,11 +167,12 @@ func applyFile(fsys fs.FS, fp *FilePatch) (*FileChange, *Error, error) {
 			fc.NewMode &^= 0o111
 		}
 	}
-	out, ops, perr := applyHunks(fp.Path, st.data, fp.Hunks)
+	old := splitLines(st.data)
+	out, ops, perr := applyHunks(fp.Path, old, fp.Hunks)
 	if perr != nil {
 		return nil, perr, nil
 	}
-	fc.New, fc.ops = out, ops
+	fc.New, fc.ops, fc.oldLines = out, ops, old
 	if fc.NewPath == fc.OldPath && fc.NewMode == fc.OldMode && bytes.Equal(fc.New, fc.Old) {
 		return nil, nil, nil
 	}
@@ -255,8 +256,8 @@ type seg struct {
 	b      string
 }
 
-func applyHunks(path string, data []byte, hunks []*Hunk) ([]byte, []diffOp, *Error) {
-	t := &target{lines: splitLines(data)}
+func applyHunks(path string, old *lines, hunks []*Hunk) ([]byte, []diffOp, *Error) {
+	t := &target{lines: old}
 	n := t.lines.n()
 	perr := &Error{Kind: KindRejected}
 	var locs []*located

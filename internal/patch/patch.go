@@ -211,5 +211,6 @@ type FileChange struct {
 	// Diff is this file's part of Result.Diff.
 	Diff string
 
-	ops []diffOp // edit script of an update, from the engine
+	ops      []diffOp // edit script of an update, from the engine
+	oldLines *lines   // Old's line index, when the engine made one
 }

@@ -57,7 +57,10 @@ func gitFile(fc *FileChange) *gitdiff.File {
 			f.OldMode, f.NewMode = om, nm
 		}
 	}
-	old := splitLines(fc.Old)
+	old := fc.oldLines
+	if old == nil {
+		old = splitLines(fc.Old)
+	}
 	ops := fc.ops
 	if ops == nil {
 		ops = script(old, splitLines(fc.New))
