@@ -153,6 +153,11 @@ func checkAccounted(t *testing.T, text string, p *Patch, res *Result) {
 	for _, fp := range p.Files {
 		for _, h := range fp.Hunks {
 			for _, l := range h.Lines {
+				if l.Kind == ' ' && fp.Op == OpDelete {
+					// A deleted file's hunk lines are its content (checked
+					// equal to the file), all removed.
+					parsed['-'][normalize(l.Text, levelUnicode)]++
+				}
 				if l.Kind == '+' || l.Kind == '-' {
 					parsed[l.Kind][normalize(l.Text, levelUnicode)]++
 					exact[string(l.Kind)+l.Text]++
