@@ -24,8 +24,9 @@ type diffOp struct {
 }
 
 // rebuild fills in every change's diff and the result's Diff, then checks
-// the whole diff with go-gitdiff: parsed back and applied to the old bytes,
-// it must give exactly the new bytes.
+// the whole diff with go-gitdiff: parsed back and applied to the old bytes
+// (fragment by fragment, see applyCheck), it must give exactly the new
+// bytes.
 func rebuild(res *Result) error {
 	var all strings.Builder
 	for _, fc := range res.Files {
