@@ -1,6 +1,7 @@
 package tools
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -20,6 +21,9 @@ import (
 const (
 	// patchSyntaxErrs is how many Go syntax errors a warning quotes.
 	patchSyntaxErrs = 3
+	// goWholeParse is the size up to which a patched Go file is parsed
+	// whole; a larger one first has only its changed declarations parsed.
+	goWholeParse = 256 << 10
 )
 
 const applyPatchDescription = `Edit files by applying a patch. All or nothing: if any part fails, no file is changed.
@@ -39,7 +43,7 @@ Two forms are accepted:
 *** End Patch
 ("*** Move to: new/path" right after "*** Update File:" renames the file.)
 
-Hunk lines start with ' ' (unchanged), '-' (removed) or '+' (added). Line numbers in "@@" headers are ignored: each hunk is found by its unchanged and removed lines, which must match the current file (whitespace and quote differences are tolerated) at exactly one place. Include 2-3 unchanged lines around each change so it is unique; an "@@ text" line naming the enclosing function or class also helps. Paths are relative to the repository root.`
+Every hunk line starts with ' ' (unchanged), '-' (removed) or '+' (added); a line without one refuses the patch, and so does an envelope without its final "*** End Patch" line (it looks cut off). Line numbers in "@@" headers are ignored: each hunk is found by its unchanged and removed lines, which must match the current file (whitespace and quote differences are tolerated) at exactly one place. Include 2-3 unchanged lines around each change so it is unique; an "@@ text" line naming the enclosing function or class also helps. Paths are relative to the repository root.`
 
 var applyPatchSchema = json.RawMessage(`{"type":"object","properties":{"patch":{"type":"string","description":"The patch text: a unified/git diff or a *** Begin Patch envelope."}},"required":["patch"],"additionalProperties":false}`)
 
@@ -239,7 +243,7 @@ func patchSummary(res *patch.Result) string {
 		fmt.Fprintf(&b, "  %s | +%d -%d\n", name, fc.Added, fc.Deleted)
 	}
 	for _, fc := range res.Files {
-		if fc.NewPath == "" || !strings.HasSuffix(fc.NewPath, ".go") {
+		if fc.NewPath == "" || !strings.HasSuffix(fc.NewPath, ".go") || !mayBreakGo(fc) {
 			continue
 		}
 		_, err := parser.ParseFile(token.NewFileSet(), quoteName(fc.NewPath), fc.New, parser.AllErrors|parser.SkipObjectResolution)
@@ -261,4 +265,113 @@ func patchSummary(res *patch.Result) string {
 		fmt.Fprintf(&b, "warning: %s does not parse as Go after this patch (the patch was applied): %s\n", quoteName(fc.NewPath), strings.Join(msgs, "; "))
 	}
 	return strings.TrimRight(b.String(), "\n")
+}
+
+// mayBreakGo reports whether a patched Go file needs the whole-file syntax
+// check. Small files always do. In a large one, each top-level declaration
+// holding a change (from the line starting it to the line starting the
+// next) is parsed alone first; only if one fails does the whole file get
+// parsed, so a warning always rests on the whole file's errors.
+func mayBreakGo(fc *patch.FileChange) bool {
+	spans := fc.NewSpans()
+	if len(fc.New) <= goWholeParse || spans == nil {
+		return true
+	}
+	src := fc.New
+	starts := lineStarts(src, spans)
+	prevEnd := -1
+	for k := range spans {
+		from := starts[2*k] // start of the span's first line (or the line before a removal)
+		to := starts[2*k+1] // end of its last line
+		a := declStart(src, from)
+		b := declEnd(src, to)
+		if a < prevEnd {
+			a = prevEnd // overlaps the previous region, already parsed from there
+		}
+		prevEnd = b
+		if a >= b {
+			continue
+		}
+		region := src[a:b]
+		if a > 0 && !bytes.HasPrefix(region, []byte("package")) {
+			region = append([]byte("package p\n"), region...)
+		}
+		if _, err := parser.ParseFile(token.NewFileSet(), fc.NewPath, region, parser.SkipObjectResolution); err != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// lineStarts returns, for each span, the byte offset where its first line
+// starts (for a removal, the line before it, which it now joins) and where
+// its last line ends.
+func lineStarts(src []byte, spans []patch.Span) []int {
+	var out []int
+	line, off := 0, 0
+	advance := func(to int) {
+		for line < to && off < len(src) {
+			if i := bytes.IndexByte(src[off:], '\n'); i >= 0 {
+				off += i + 1
+			} else {
+				off = len(src)
+			}
+			line++
+		}
+	}
+	for _, sp := range spans {
+		first := sp.Start
+		if sp.Start == sp.End && first > 0 {
+			first-- // a removal joins the lines around it
+		}
+		if first < line {
+			first = line
+		}
+		advance(first)
+		out = append(out, off)
+		advance(max(sp.End, first+1))
+		out = append(out, off)
+	}
+	return out
+}
+
+// goDeclWords start a top-level declaration at column 0.
+var goDeclWords = [][]byte{[]byte("func"), []byte("type"), []byte("var"), []byte("const"), []byte("import"), []byte("package")}
+
+// isDeclStart reports whether a line starts a top-level declaration.
+func isDeclStart(line []byte) bool {
+	for _, w := range goDeclWords {
+		if rest, ok := bytes.CutPrefix(line, w); ok && len(rest) > 0 && (rest[0] == ' ' || rest[0] == '(' || rest[0] == '\t') {
+			return true
+		}
+	}
+	return false
+}
+
+// declStart is the start of the last line at or before off that starts a
+// top-level declaration, or 0.
+func declStart(src []byte, off int) int {
+	for {
+		ls := bytes.LastIndexByte(src[:off], '\n') + 1
+		if isDeclStart(src[ls:]) || ls == 0 {
+			return ls
+		}
+		off = ls - 1
+	}
+}
+
+// declEnd is the start of the first line at or after off that starts a
+// top-level declaration, or the end of src.
+func declEnd(src []byte, off int) int {
+	for off < len(src) {
+		if isDeclStart(src[off:]) {
+			return off
+		}
+		i := bytes.IndexByte(src[off:], '\n')
+		if i < 0 {
+			return len(src)
+		}
+		off += i + 1
+	}
+	return len(src)
 }

@@ -370,7 +370,7 @@ func TestApplyPatchErrors(t *testing.T) {
 		{"garbage", `{"patch":"please fix it"}`, agent.CodeInvalidArgument, "no file changes"},
 		{"git dir", `{"patch":"*** Add File: .git/hooks/x\n+y\n"}`, agent.CodeDenied, ".git"},
 		{"dotdot", `{"patch":"*** Add File: ../x\n+y\n"}`, agent.CodeDenied, "'..'"},
-		{"env file", `{"patch":"*** Add File: sub/.env\n+K=1\n"}`, agent.CodeDenied, "protected"},
+		{"env file", `{"patch":"*** Add File: sub/.env\n+K=1\n*** End Patch\n"}`, agent.CodeDenied, "protected"},
 		{"mismatch", `{"patch":"--- a/calc.go\n+++ b/calc.go\n@@\n-\treturn a - b\n+\treturn 0\n"}`, agent.CodePatchRejected, "return a + b"},
 		{"did you mean", `{"patch":"--- a/calcs.go\n+++ b/calcs.go\n@@\n-\treturn a + b\n+\treturn 0\n"}`, agent.CodePatchRejected, "Did you mean: calc.go?"},
 	}
@@ -415,6 +415,52 @@ func TestApplyPatchGoSyntaxWarning(t *testing.T) {
 	res = apRun(t, ws, "--- a/calc.go\n+++ b/calc.go\n@@\n-\treturn a +\n+\treturn a + b\n")
 	if res.IsError || strings.Contains(res.Text, "warning") {
 		t.Fatalf("clean patch got %q", res.Text)
+	}
+}
+
+// TestApplyPatchGoSyntaxWarningLargeFile: above goWholeParse only the
+// changed declarations are parsed first, yet a broken edit still gets the
+// whole file's warning, and a clean one none.
+func TestApplyPatchGoSyntaxWarningLargeFile(t *testing.T) {
+	t.Parallel()
+	content, _, _ := benchPatchInput(goWholeParse*2, "go")
+	lines := strings.Split(string(content), "\n")
+	// Line k is "func Fx(x int) int {" in the middle of the file; k+5 is
+	// its "\treturn y + n" and k+6 its closing brace.
+	k := len(lines) / 2
+	for !strings.HasPrefix(lines[k], "func F") {
+		k++
+	}
+	ctx := func(from, to int) string { // unchanged lines from..to-1
+		var b strings.Builder
+		for _, l := range lines[from:to] {
+			b.WriteString(" " + l + "\n")
+		}
+		return b.String()
+	}
+	head := "--- a/big.go\n+++ b/big.go\n@@\n"
+	tests := []struct {
+		name, patch string
+		warn        bool
+	}{
+		{"clean edit", head + ctx(k, k+5) + "-" + lines[k+5] + "\n+" + lines[k+5] + " * 2\n" + ctx(k+6, k+7), false},
+		{"broken expression", head + ctx(k, k+5) + "-" + lines[k+5] + "\n+\treturn y +\n" + ctx(k+6, k+7), true},
+		{"closing brace removed", head + ctx(k, k+6) + "-" + lines[k+6] + "\n" + ctx(k+7, k+8), true},
+		{"unterminated comment", head + ctx(k, k+2) + "+\t/* note\n" + ctx(k+2, k+3), true},
+		{"declaration removed whole", head + ctx(k-2, k-1) + "-" + strings.Join(lines[k-1:k+8], "\n-") + "\n" + ctx(k+8, k+9), false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			ws, _ := apWorkspace(t, map[string]apFile{"big.go": {string(content), 0}})
+			res := apRun(t, ws, tt.patch)
+			if res.IsError {
+				t.Fatalf("refused: %s", res.Text)
+			}
+			if got := strings.Contains(res.Text, "warning: big.go does not parse as Go"); got != tt.warn {
+				t.Fatalf("warning %v, want %v: %q", got, tt.warn, res.Text)
+			}
+		})
 	}
 }
 

@@ -167,11 +167,12 @@ func applyFile(fsys fs.FS, fp *FilePatch) (*FileChange, *Error, error) {
 			fc.NewMode &^= 0o111
 		}
 	}
-	out, ops, perr := applyHunks(fp.Path, st.data, fp.Hunks)
+	old := splitLines(st.data)
+	out, ops, perr := applyHunks(fp.Path, old, fp.Hunks)
 	if perr != nil {
 		return nil, perr, nil
 	}
-	fc.New, fc.ops = out, ops
+	fc.New, fc.ops, fc.oldLines = out, ops, old
 	if fc.NewPath == fc.OldPath && fc.NewMode == fc.OldMode && bytes.Equal(fc.New, fc.Old) {
 		return nil, nil, nil
 	}
@@ -221,14 +222,14 @@ func checkDelete(fp *FilePatch, data []byte) *Error {
 		return nil
 	}
 	t := &target{lines: splitLines(data)}
-	if len(old) == len(t.lines) {
+	if len(old) == t.lines.n() {
 		for lv := range numLevels {
 			if len(t.find(old, lv, 0, true)) == 1 {
 				return nil
 			}
 		}
 	}
-	return errorf(KindRejected, "%s: the deletion's '-' lines (%d) are not the file's current content (%d lines), so it was not deleted. Send '*** Delete File: %s' (or a deletion diff without hunks) to delete it as it is.", fp.Path, len(old), len(t.lines), fp.Path)
+	return errorf(KindRejected, "%s: the deletion's '-' lines (%d) are not the file's current content (%d lines), so it was not deleted. Send '*** Delete File: %s' (or a deletion diff without hunks) to delete it as it is.", fp.Path, len(old), t.lines.n(), fp.Path)
 }
 
 // located is a hunk placed in the file.
@@ -248,16 +249,16 @@ type edit struct {
 	region  int
 }
 
-// newLine is a line of the result: its bytes, and the old line it keeps
-// (-1 for a new or changed line).
-type newLine struct {
-	b   string
-	src int
+// seg is a piece of the result: n old lines kept as they are, from old
+// line src on, or (src < 0) one new or changed line b, with its ending.
+type seg struct {
+	src, n int
+	b      string
 }
 
-func applyHunks(path string, data []byte, hunks []*Hunk) ([]byte, []diffOp, *Error) {
-	t := &target{lines: splitLines(data)}
-	n := len(t.lines)
+func applyHunks(path string, old *lines, hunks []*Hunk) ([]byte, []diffOp, *Error) {
+	t := &target{lines: old}
+	n := t.lines.n()
 	perr := &Error{Kind: KindRejected}
 	var locs []*located
 	from := 0
@@ -273,7 +274,7 @@ func applyHunks(path string, data []byte, hunks []*Hunk) ([]byte, []diffOp, *Err
 		case len(old) == 0 && h.AtEOF:
 			loc.pos = n
 		case len(old) == 0:
-			perr.Problems = append(perr.Problems, fmt.Sprintf("%s only adds lines and has no context line, so there is no way to tell where they go. Include at least one unchanged line (prefixed with a space) just before or after the new lines.", describe(path, k, len(hunks))))
+			perr.Problems = append(perr.Problems, fmt.Sprintf("%s only adds lines and has no context line, so there is no way to tell where they go. To place them, include 1-3 unchanged lines of the file (each prefixed with a space) just before or after the new lines; to append them at the end of the file, end the hunk with a '*** End of File' line (envelope form).", describe(path, k, len(hunks))))
 			continue
 		default:
 			pos, lv, cands, fallback := locate(t, old, from, h)
@@ -323,11 +324,95 @@ func applyHunks(path string, data []byte, hunks []*Hunk) ([]byte, []diffOp, *Err
 	}
 	out := build(t.lines, edits)
 	out = fixEOL(out, t.lines, locs)
-	var b strings.Builder
-	for _, l := range out {
-		b.WriteString(l.b)
+	out = keepBOM(out, t.lines, hunks)
+	return assemble(t.lines, out), scriptFrom(t.lines, out), nil
+}
+
+// assemble writes the result's bytes: kept runs are copied whole.
+func assemble(old *lines, out []seg) []byte {
+	size := 0
+	for _, sg := range out {
+		if sg.src >= 0 {
+			size += int(old.start[sg.src+sg.n] - old.start[sg.src])
+		} else {
+			size += len(sg.b)
+		}
 	}
-	return []byte(b.String()), scriptFrom(t.lines, out), nil
+	b := make([]byte, 0, size)
+	for _, sg := range out {
+		if sg.src >= 0 {
+			b = append(b, old.s[old.start[sg.src]:old.start[sg.src+sg.n]]...)
+		} else {
+			b = append(b, sg.b...)
+		}
+	}
+	return b
+}
+
+// segLines counts the lines of out.
+func segLines(out []seg) int {
+	n := 0
+	for _, sg := range out {
+		n += sg.count()
+	}
+	return n
+}
+
+func (sg seg) count() int {
+	if sg.src < 0 {
+		return 1
+	}
+	return sg.n
+}
+
+// lineAt returns result line k's bytes and whether it is a kept old line.
+func lineAt(old *lines, out []seg, k int) (string, bool) {
+	for _, sg := range out {
+		if c := sg.count(); k >= c {
+			k -= c
+			continue
+		}
+		if sg.src < 0 {
+			return sg.b, false
+		}
+		return old.full(sg.src + k), true
+	}
+	return "", false
+}
+
+// setLine replaces result line k with the changed line b, splitting the
+// kept run that holds it.
+func setLine(out []seg, k int, b string) []seg {
+	for i, sg := range out {
+		if c := sg.count(); k >= c {
+			k -= c
+			continue
+		}
+		if sg.src < 0 {
+			out[i].b = b
+			return out
+		}
+		var rep []seg
+		if k > 0 {
+			rep = append(rep, seg{src: sg.src, n: k})
+		}
+		rep = append(rep, seg{src: -1, b: b})
+		if k+1 < sg.n {
+			rep = append(rep, seg{src: sg.src + k + 1, n: sg.n - k - 1})
+		}
+		return append(out[:i], append(rep, out[i+1:]...)...)
+	}
+	return out
+}
+
+// removeLast drops the result's last line.
+func removeLast(out []seg) []seg {
+	last := &out[len(out)-1]
+	if last.src >= 0 && last.n > 1 {
+		last.n--
+		return out
+	}
+	return out[:len(out)-1]
 }
 
 // locate finds where the hunk's old lines are. pos is -1 when ambiguous
@@ -402,56 +487,146 @@ func hunkEdits(h *Hunk, pos, k int) []edit {
 	return out
 }
 
-// build applies sorted, disjoint edits to the old lines. New lines get the
-// file's dominant line ending, so a CRLF file stays CRLF.
-func build(old []fileLine, edits []edit) []newLine {
-	eol := dominantEOL(old)
-	var out []newLine
+// build applies sorted, disjoint edits to the old lines. Untouched lines
+// keep their bytes. In a file with mixed line endings a line that replaces
+// another keeps that line's ending, and an added line takes its neighbour's
+// (the line before it, else the line after it, else the file's dominant
+// ending), so a CRLF file stays CRLF and an LF line in it stays LF.
+func build(old *lines, edits []edit) []seg {
+	eol := ""
+	var out []seg
+	prev := "" // the last line written
 	c := 0
-	for _, e := range edits {
-		for ; c < e.at; c++ {
-			out = append(out, newLine{old[c].bytes(), c})
+	keep := func(to int) {
+		if to > c {
+			out = append(out, seg{src: c, n: to - c})
+			prev = old.full(to - 1)
 		}
-		for _, s := range e.ins {
-			out = append(out, newLine{s + eol, -1})
+		c = max(c, to)
+	}
+	for _, e := range edits {
+		keep(e.at)
+		for k, s := range e.ins {
+			end := ""
+			if k < e.del {
+				end = old.eol(e.at + k)
+			}
+			if end == "" && prev != "" {
+				end = ending(prev)
+			}
+			if end == "" && e.at+e.del < old.n() {
+				end = old.eol(e.at + e.del)
+			}
+			if end == "" {
+				if eol == "" {
+					eol = old.dominantEOL()
+				}
+				end = eol
+			}
+			out = append(out, seg{src: -1, b: s + end})
+			prev = s + end
 		}
 		c += e.del
 	}
-	for ; c < len(old); c++ {
-		out = append(out, newLine{old[c].bytes(), c})
-	}
+	keep(old.n())
 	return out
+}
+
+// ending is the line ending of s: "\r\n", "\n" or "".
+func ending(s string) string {
+	switch {
+	case strings.HasSuffix(s, "\r\n"):
+		return "\r\n"
+	case strings.HasSuffix(s, "\n"):
+		return "\n"
+	}
+	return ""
+}
+
+// bom is the UTF-8 byte order mark.
+const bom = "\ufeff"
+
+// keepBOM keeps a leading byte order mark at the start of the file when the
+// patch did not mention it: the hunks matched the first line only after
+// normalisation dropped U+FEFF, so a replaced or preceded first line would
+// otherwise lose it (or carry it into the middle of the file).
+func keepBOM(out []seg, old *lines, hunks []*Hunk) []seg {
+	if old.n() == 0 || len(out) == 0 || !strings.HasPrefix(old.text(0), bom) {
+		return out
+	}
+	if first, _ := lineAt(old, out, 0); strings.HasPrefix(first, bom) {
+		return out
+	}
+	for _, h := range hunks {
+		for _, l := range h.Lines {
+			if strings.Contains(l.Text, bom) {
+				return out // the patch handles the mark itself
+			}
+		}
+	}
+	k := 0
+	for _, sg := range out {
+		if sg.src == 0 {
+			out = setLine(out, k, strings.TrimPrefix(old.full(0), bom))
+			break
+		}
+		k += sg.count()
+	}
+	first, _ := lineAt(old, out, 0)
+	return setLine(out, 0, bom+first)
 }
 
 // fixEOL gives every line but the last a line ending and decides the last
 // one: explicit "\ No newline" markers of the hunk that reaches the end of
 // the file win; otherwise the file keeps its final-newline state.
-func fixEOL(out []newLine, old []fileLine, locs []*located) []newLine {
-	if len(out) == 0 {
+func fixEOL(out []seg, old *lines, locs []*located) []seg {
+	total := segLines(out)
+	if total == 0 {
 		return out
 	}
-	eol := dominantEOL(old)
-	for i := range out[:len(out)-1] {
-		if !strings.HasSuffix(out[i].b, "\n") {
-			out[i] = newLine{out[i].b + eol, -1}
+	// A line without an ending that is no longer last (the old last line,
+	// with lines added after it) takes its predecessor's ending.
+	near := func(k int) string {
+		if k > 0 {
+			if b, _ := lineAt(old, out, k-1); ending(b) != "" {
+				return ending(b)
+			}
+		}
+		return old.dominantEOL()
+	}
+	n := old.n()
+	if n > 0 && old.eol(n-1) == "" {
+		k := 0
+		for _, sg := range out {
+			k += sg.count()
+			if sg.src >= 0 && sg.src+sg.n == n {
+				if k-1 < total-1 {
+					out = setLine(out, k-1, old.full(n-1)+near(k-1))
+				}
+				break
+			}
 		}
 	}
-	want := len(old) == 0 || old[len(old)-1].EOL != ""
+	want := n == 0 || old.eol(n-1) != ""
 	for _, l := range locs {
-		if l.end == len(old) && l.h.Marked {
+		if l.end == n && l.h.Marked {
 			want = !l.h.NoEOLNew
 		}
 	}
-	last := &out[len(out)-1]
-	has := strings.HasSuffix(last.b, "\n")
+	last, kept := lineAt(old, out, total-1)
+	has := strings.HasSuffix(last, "\n")
 	switch {
 	case want && !has:
-		*last = newLine{last.b + eol, -1}
+		out = setLine(out, total-1, last+near(total-1))
+	case !want && has && kept && strings.TrimRight(last, "\r\n") == "":
+		// Stripping its newline would delete an empty line the patch keeps:
+		// the file gains a final newline instead of losing a line.
 	case !want && has:
-		*last = newLine{strings.TrimSuffix(strings.TrimSuffix(last.b, "\n"), "\r"), -1}
-		if last.b == "" {
+		if b := strings.TrimSuffix(strings.TrimSuffix(last, "\n"), "\r"); b != "" {
+			out = setLine(out, total-1, b)
+		} else {
 			// An empty last line without a newline is no line at all.
-			out = out[:len(out)-1]
+			out = removeLast(out)
 		}
 	}
 	return out

@@ -33,19 +33,19 @@ func TestApplyRules(t *testing.T) {
 		{
 			name:    "nested hints pick class B",
 			content: py,
-			patch:   "*** Update File: f\n@@ class B:\n@@     def f(self):\n-        return 1\n+        return 2\n",
+			patch:   "*** Update File: f\n@@ class B:\n@@     def f(self):\n-        return 1\n+        return 2\n*** End Patch\n",
 			want:    py[:len(py)-len("        return 1\n")] + "        return 2\n",
 		},
 		{
 			name:    "nested hints pick class A",
 			content: py,
-			patch:   "*** Update File: f\n@@ class A:\n@@     def f(self):\n-        return 1\n+        return 2\n",
+			patch:   "*** Update File: f\n@@ class A:\n@@     def f(self):\n-        return 1\n+        return 2\n*** End Patch\n",
 			want:    strings.Replace(py, "return 1", "return 2", 1),
 		},
 		{
 			name:    "hint naming nothing leaves it ambiguous",
 			content: py,
-			patch:   "*** Update File: f\n@@ class C:\n-        return 1\n+        return 2\n",
+			patch:   "*** Update File: f\n@@ class C:\n-        return 1\n+        return 2\n*** End Patch\n",
 			err:     "at 2 places, starting at lines 3, 7",
 		},
 		{
@@ -105,7 +105,7 @@ func TestApplyRules(t *testing.T) {
 		{
 			name:    "end of file anchor with only additions",
 			content: "a\nb\n",
-			patch:   "*** Update File: f\n@@\n+c\n*** End of File\n",
+			patch:   "*** Update File: f\n@@\n+c\n*** End of File\n*** End Patch\n",
 			want:    "a\nb\nc\n",
 		},
 		{
@@ -164,11 +164,11 @@ func TestApplyFileProblems(t *testing.T) {
 		name, patch, want string
 		fsys              any
 	}{
-		{"parent is a file", "*** Add File: file.txt/child\n+x\n", "a parent of this path is a file", nil},
+		{"parent is a file", "*** Add File: file.txt/child\n+x\n*** End Patch\n", "a parent of this path is a file", nil},
 		{"directory", "--- a/sub\n+++ b/sub\n@@\n-k\n+K\n", "is a directory", nil},
 		{"binary", "--- a/bin.dat\n+++ b/bin.dat\n@@\n-a\n+b\n", "looks binary", nil},
 		{"too large", "--- a/big\n+++ b/big\n@@\n-a\n+b\n", "apply_patch edits files up to", big},
-		{"delete missing", "*** Delete File: nope.txt\n", "nope.txt does not exist", nil},
+		{"delete missing", "*** Delete File: nope.txt\n*** End Patch\n", "nope.txt does not exist", nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -192,7 +192,7 @@ func TestApplyFileProblems(t *testing.T) {
 
 func TestApplyReportsEveryFile(t *testing.T) {
 	t.Parallel()
-	p, err := Parse("--- a/a\n+++ b/a\n@@\n-x\n+y\n--- a/b\n+++ b/b\n@@\n-x\n+y\n*** ignored\n")
+	p, err := Parse("--- a/a\n+++ b/a\n@@\n-x\n+y\n--- a/b\n+++ b/b\n@@ -1 +1 @@\n-x\n+y\n*** ignored\n")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -232,5 +232,87 @@ func BenchmarkApply(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// TestApplyKeepsBOM: a leading byte order mark matches only after
+// normalisation, so a patch that does not mention it must not lose it or
+// move it into the middle of the file (issue 9, item 7).
+func TestApplyKeepsBOM(t *testing.T) {
+	t.Parallel()
+	const content = "\ufeffpackage main\n\nfunc main() {}\n"
+	tests := []struct{ name, patch, want string }{
+		{"first line replaced", "--- a/f\n+++ b/f\n@@ -1,2 +1,2 @@\n-package main\n+package tool\n \n", "\ufeffpackage tool\n\nfunc main() {}\n"},
+		{"line inserted before the first", "--- a/f\n+++ b/f\n@@ -1,2 +1,3 @@\n+// Command x.\n package main\n \n", "\ufeff// Command x.\npackage main\n\nfunc main() {}\n"},
+		{"first line deleted", "--- a/f\n+++ b/f\n@@ -1,3 +1,2 @@\n-package main\n \n func main() {}\n", "\ufeff\nfunc main() {}\n"},
+		{"BOM removed on purpose", "--- a/f\n+++ b/f\n@@ -1,2 +1,2 @@\n-\ufeffpackage main\n+package main\n \n", "package main\n\nfunc main() {}\n"},
+		{"untouched first line", "--- a/f\n+++ b/f\n@@ -2,2 +2,2 @@\n \n-func main() {}\n+func main() { run() }\n", "\ufeffpackage main\n\nfunc main() { run() }\n"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := apply1(content, tt.patch)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got != tt.want {
+				t.Fatalf("got %q, want %q", got, tt.want)
+			}
+		})
+	}
+}
+
+// TestApplyMixedLineEndings: in a file with CRLF and LF lines, a replaced
+// line keeps its own ending, an added line its neighbour's, and no
+// untouched line changes (issue 10, item 4).
+func TestApplyMixedLineEndings(t *testing.T) {
+	t.Parallel()
+	const content = "a\r\nb\nc\r\nd\ne\n" // LF majority
+	tests := []struct{ name, patch, want string }{
+		{"replace CRLF line", "--- a/f\n+++ b/f\n@@\n b\n-c\n+C\n d\n", "a\r\nb\nC\r\nd\ne\n"},
+		{"replace LF line", "--- a/f\n+++ b/f\n@@\n a\n-b\n+B\n c\n", "a\r\nB\nc\r\nd\ne\n"},
+		{"add after CRLF line", "--- a/f\n+++ b/f\n@@\n c\n+c2\n d\n", "a\r\nb\nc\r\nc2\r\nd\ne\n"},
+		{"add at the top", "--- a/f\n+++ b/f\n@@\n+top\n a\n b\n", "top\r\na\r\nb\nc\r\nd\ne\n"},
+		{"replace one by two", "--- a/f\n+++ b/f\n@@\n b\n-c\n+c1\n+c2\n d\n", "a\r\nb\nc1\r\nc2\r\nd\ne\n"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := apply1(content, tt.patch)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got != tt.want {
+				t.Fatalf("got %q, want %q", got, tt.want)
+			}
+		})
+	}
+}
+
+// TestExactMatchBuildsNoIndex: a hunk that matches exactly is located by a
+// scan, without the normalised copies, hashes and index of every line that
+// the fuzzy levels need (issue 15); a fuzzy match still builds them.
+func TestExactMatchBuildsNoIndex(t *testing.T) {
+	t.Parallel()
+	var b strings.Builder
+	for i := range 5000 {
+		fmt.Fprintf(&b, "line %d\n", i)
+	}
+	data := []byte(b.String())
+	built := func(t *target) bool {
+		for lv := range numLevels {
+			if t.norm[lv] != nil || t.hashes[lv] != nil || t.index[lv] != nil {
+				return true
+			}
+		}
+		return false
+	}
+	tg := &target{lines: splitLines(data)}
+	pos, _, cands, _ := locate(tg, []string{"line 4000", "line 4001"}, 0, &Hunk{})
+	if pos != 4000 || len(cands) != 1 || built(tg) {
+		t.Fatalf("exact: pos %d, cands %v, index built %v", pos, cands, built(tg))
+	}
+	tg = &target{lines: splitLines(data)}
+	pos, lv, _, _ := locate(tg, []string{"  line 4000", "line 4001  "}, 0, &Hunk{})
+	if pos != 4000 || lv != levelTrim || !built(tg) {
+		t.Fatalf("fuzzy: pos %d, level %d, index built %v", pos, lv, built(tg))
 	}
 }

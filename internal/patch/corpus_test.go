@@ -21,8 +21,8 @@ func loadCorpus(t testing.TB) []*patchtest.Case {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(cases) < 40 {
-		t.Fatalf("corpus has %d cases, want at least 40", len(cases))
+	if len(cases) < 100 {
+		t.Fatalf("corpus has %d cases, want at least 100", len(cases))
 	}
 	return cases
 }

@@ -1,6 +1,7 @@
 package patch
 
 import (
+	"fmt"
 	"regexp"
 	"strings"
 )
@@ -32,9 +33,22 @@ func marker(l string) (kind, arg string, ok bool) {
 	return strings.ToLower(m[1]), strings.TrimSpace(m[2]), true
 }
 
+// looseMarker parses a marker that may also have leading whitespace.
+func looseMarker(l string) (kind, arg string, ok bool) {
+	return marker(strings.TrimLeft(l, " \t"))
+}
+
+// isMarker reports whether l is a marker other than "*** End of File" at
+// column 0 (where no hunk line can start).
 func isMarker(l string) bool {
 	k, _, ok := marker(l)
 	return ok && k != "end of file"
+}
+
+// isEndPatch reports whether l is "*** End Patch", maybe indented.
+func isEndPatch(l string) bool {
+	k, _, ok := looseMarker(l)
+	return ok && k == "end patch"
 }
 
 func isEndOfFile(l string) bool {
@@ -42,46 +56,68 @@ func isEndOfFile(l string) bool {
 	return ok && k == "end of file"
 }
 
-// isEnvelope reports whether the text uses the envelope form.
+// isEnvelope reports whether the text uses the envelope form: a file marker
+// at column 0, or an indented one in a text with no unified-diff header (a
+// unified diff's context line may well be " *** Update File: x").
 func isEnvelope(lines []string) bool {
-	for _, l := range lines {
-		switch k, _, _ := marker(l); k {
-		case "begin patch", "update file:", "add file:", "delete file:":
+	loose, unified := false, false
+	for i, l := range lines {
+		if k, _, _ := marker(l); isFileMarker(k) {
 			return true
 		}
+		if k, _, _ := looseMarker(l); isFileMarker(k) {
+			loose = true
+		}
+		if strings.HasPrefix(l, "diff --git ") || strings.HasPrefix(l, "--- ") && i+1 < len(lines) && strings.HasPrefix(lines[i+1], "+++ ") {
+			unified = true
+		}
+	}
+	return loose && !unified
+}
+
+func isFileMarker(kind string) bool {
+	switch kind {
+	case "begin patch", "update file:", "add file:", "delete file:":
+		return true
 	}
 	return false
 }
 
-func parseEnvelope(lines []string) (*Patch, error) {
+// parseEnvelope reads the envelope form. Between the file markers only hunk
+// lines, "@@" lines and blank lines may appear, and the patch must end with
+// "*** End Patch": without it, the text was most likely cut off.
+func parseEnvelope(src *source) (*Patch, error) {
+	lines := src.lines
 	p := &Patch{}
 	var cur *FilePatch
+	begun := false
 	for i := 0; i < len(lines); {
 		l := lines[i]
-		kind, arg, ok := marker(l)
+		// Outside a hunk body a marker may be indented: no hunk line can be
+		// there ("*** End of File" only counts right after a body).
+		kind, arg, ok := looseMarker(l)
+		if ok && kind == "end of file" {
+			ok = false
+		}
 		if !ok {
 			switch {
 			case cur != nil && cur.Op == OpUpdate && (strings.HasPrefix(l, "@@") || (l != "" && strings.ContainsRune(" -+", rune(l[0])))):
 				h := &Hunk{}
-				start := i
 				for ; i < len(lines) && strings.HasPrefix(lines[i], "@@"); i++ {
-					start, hint := parseHunkHeader(lines[i])
+					hd := parseHunkHeader(lines[i])
 					if h.OldStart == 0 {
-						h.OldStart = start
+						h.OldStart = hd.oldStart
 					}
-					if hint != "" {
-						h.Hints = append(h.Hints, hint)
+					if hd.hint != "" {
+						h.Hints = append(h.Hints, hd.hint)
 					}
 				}
 				var err error
-				if i, err = parseBody(lines, i, h, true); err != nil {
+				if i, err = parseBody(src, i, h, true); err != nil {
 					return nil, err
 				}
 				if len(h.Lines) > 0 {
 					cur.Hunks = append(cur.Hunks, h)
-				}
-				if i == start {
-					i++ // a line that looks like a body but ends one: skip it
 				}
 			case cur != nil && cur.Op == OpCreate:
 				h, next, err := parseAddBody(lines, i, cur.Path)
@@ -92,14 +128,19 @@ func parseEnvelope(lines []string) (*Patch, error) {
 				i = next
 			case cur != nil && cur.Op == OpDelete && strings.TrimSpace(l) != "":
 				return nil, errorf(KindInvalid, "*** Delete File: %s takes no lines after it (found %q)", cur.Path, l)
+			case cur != nil && strings.TrimSpace(l) != "":
+				return nil, strayLine(src, i, true)
+			case begun && strings.TrimSpace(l) != "":
+				return nil, errorf(KindInvalid, "line %d of the patch, %q, comes after '*** Begin Patch' but before any '*** Update File:', '*** Add File:' or '*** Delete File:' line, so it belongs to no file. Start each file's changes with one of those lines; the whole patch was refused.", src.num(i), clip(l))
 			default:
-				i++ // text outside sections is ignored
+				i++ // blank lines, and text before the first file section
 			}
 			continue
 		}
 		i++
 		switch kind {
-		case "begin patch", "end of file":
+		case "begin patch":
+			begun = true
 		case "end patch":
 			return p, nil
 		case "update file:", "add file:", "delete file:":
@@ -122,7 +163,11 @@ func parseEnvelope(lines []string) (*Patch, error) {
 			}
 		}
 	}
-	return p, nil
+	last := ""
+	if len(lines) > 0 {
+		last = fmt.Sprintf(" (line %d, %q, is its last line)", src.num(len(lines)-1), clip(lines[len(lines)-1]))
+	}
+	return nil, errorf(KindInvalid, "the patch has no '*** End Patch' line%s: it looks truncated (cut off, perhaps by an output limit), so nothing was applied. Send the whole patch again, ending with '*** End Patch'.", last)
 }
 
 // parseAddBody reads the '+' lines of an "*** Add File:" section.
@@ -143,7 +188,7 @@ func parseAddBody(lines []string, i int, path string) (*Hunk, int, error) {
 				h.Lines = append(h.Lines, Line{Kind: '+'})
 			}
 			h.Lines = append(h.Lines, Line{Kind: '+', Text: l[1:]})
-		case l[0] == '\\':
+		case isNoEOL(l):
 			markNoEOL(h)
 		default:
 			return nil, 0, errorf(KindInvalid, "*** Add File: %s: every line of a new file must start with '+' (found %q)", path, l)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"sort"
 	"strings"
 	"testing"
@@ -21,7 +22,9 @@ const hangAfter = 10 * time.Second
 // FuzzApply feeds arbitrary patch text and file content to the engine. It
 // must never panic, refuse only with *Error, and whenever it accepts, the
 // rebuilt diff applied by go-gitdiff must give exactly the engine's result,
-// and the engine applying its own rebuilt diff must agree (or refuse).
+// every '-' and '+' line of the input is accounted for in the rebuilt diff
+// (checkAccounted), and the engine applying its own rebuilt diff must agree
+// (or refuse).
 func FuzzApply(f *testing.F) {
 	for _, c := range loadCorpus(f) {
 		var names []string
@@ -69,6 +72,7 @@ func FuzzApply(f *testing.F) {
 			return
 		}
 		checkWithGitdiff(t, res)
+		checkAccounted(t, text, p, res)
 
 		// The engine must read its own rebuilt diff the same way, or refuse
 		// it (3 lines of context can be ambiguous in repetitive content).
@@ -128,4 +132,181 @@ func checkWithGitdiff(t *testing.T, res *Result) {
 			t.Fatalf("%s: counts +%d -%d, diff says +%d -%d", fc.NewPath, fc.Added, fc.Deleted, add, del)
 		}
 	}
+}
+
+// checkAccounted is the differential property of an accepted patch: nothing
+// the patch says is dropped, nothing it does not say is added.
+//
+// First, every '-' and '+' line of the raw text inside the patch's hunk
+// region (found here without the parser) is one of the parsed hunk lines.
+// Then the parsed lines are matched against the rebuilt diff's, compared
+// after the engine's loosest normalisation (the file's own bytes stand in
+// for a '-' line; added lines may be re-indented): what the patch removes
+// or adds but the diff does not must be lines the patch removed and added
+// back unchanged, and what the diff removes or adds but the patch does not
+// must be lines removed and re-added with the same text (a line ending or
+// byte order mark that moved).
+func checkAccounted(t *testing.T, text string, p *Patch, res *Result) {
+	t.Helper()
+	parsed := map[byte]map[string]int{'+': {}, '-': {}}
+	exact := map[string]int{}
+	for _, fp := range p.Files {
+		for _, h := range fp.Hunks {
+			for _, l := range h.Lines {
+				if l.Kind == ' ' && fp.Op == OpDelete {
+					// A deleted file's hunk lines are its content (checked
+					// equal to the file), all removed.
+					parsed['-'][normalize(l.Text, levelUnicode)]++
+				}
+				if l.Kind == '+' || l.Kind == '-' {
+					parsed[l.Kind][normalize(l.Text, levelUnicode)]++
+					exact[string(l.Kind)+l.Text]++
+				}
+			}
+		}
+	}
+	for _, l := range rawChanges(text) {
+		if exact[l] == 0 {
+			t.Fatalf("the patch line %q is not among the parsed hunk lines, yet the patch was accepted:\n%s", l, text)
+		}
+		exact[l]--
+	}
+
+	rebuilt := map[byte]map[string]int{'+': {}, '-': {}}
+	files, _, err := gitdiff.Parse(strings.NewReader(res.Diff))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, f := range files {
+		if fc := res.Files[i]; fc.Op == OpDelete && !deletionHasLines(p, fc.OldPath) {
+			continue // "*** Delete File:" names no lines
+		}
+		for _, fr := range f.TextFragments {
+			for _, l := range fr.Lines {
+				s := strings.TrimSuffix(strings.TrimSuffix(l.Line, "\n"), "\r")
+				switch l.Op {
+				case gitdiff.OpAdd:
+					rebuilt['+'][normalize(s, levelUnicode)]++
+				case gitdiff.OpDelete:
+					rebuilt['-'][normalize(s, levelUnicode)]++
+				}
+			}
+		}
+	}
+	// An empty line added at the end of a file without a final newline is
+	// that newline ("x" becomes "x\n", a changed line rather than an added
+	// one), or nothing at all if it ends the file. Such files allow one added
+	// empty line to go unaccounted.
+	slack := 0
+	for _, fc := range res.Files {
+		if o := len(fc.Old); o > 0 && fc.Old[o-1] != '\n' {
+			slack++
+		}
+	}
+	msg := accounted(parsed, rebuilt)
+	for ; msg != "" && slack > 0 && parsed['+'][""] > 0; slack-- {
+		parsed['+'][""]--
+		msg = accounted(parsed, rebuilt)
+	}
+	if msg != "" {
+		t.Fatalf("%s\npatch:\n%s\ndiff:\n%s", msg, text, res.Diff)
+	}
+}
+
+// accounted compares the patch's and the rebuilt diff's lines (normalised,
+// counted per kind) and says what is not accounted for, or "".
+func accounted(parsed, rebuilt map[byte]map[string]int) string {
+	onlyPatch := map[byte]map[string]int{'+': {}, '-': {}}
+	onlyDiff := map[byte]map[string]int{'+': {}, '-': {}}
+	for _, k := range []byte{'+', '-'} {
+		for s, n := range parsed[k] {
+			if d := n - rebuilt[k][s]; d > 0 {
+				onlyPatch[k][s] = d
+			}
+		}
+		for s, n := range rebuilt[k] {
+			if d := n - parsed[k][s]; d > 0 {
+				onlyDiff[k][s] = d
+			}
+		}
+	}
+	if !maps.Equal(onlyPatch['+'], onlyPatch['-']) {
+		return fmt.Sprintf("the rebuilt diff drops patch lines: added %v, removed %v (only these may cancel out in pairs)", onlyPatch['+'], onlyPatch['-'])
+	}
+	if !maps.Equal(onlyDiff['+'], onlyDiff['-']) {
+		return fmt.Sprintf("the rebuilt diff changes lines the patch does not: added %v, removed %v", onlyDiff['+'], onlyDiff['-'])
+	}
+	return ""
+}
+
+func deletionHasLines(p *Patch, path string) bool {
+	for _, fp := range p.Files {
+		if fp.Op == OpDelete && fp.Path == path && len(fp.Hunks) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// rawChanges lists, without the parser, the '-' and '+' lines of the text's
+// hunk region, with their prefix: for the envelope, from the first file
+// marker to "*** End Patch"; for a unified diff, from the first file header
+// or "@@" on, leaving out "---"/"+++" header pairs and a format-patch
+// signature. Markdown fences are honoured as the parser does.
+func rawChanges(text string) []string {
+	lines := strings.Split(text, "\n")
+	for i, l := range lines {
+		lines[i] = strings.TrimRight(l, "\r")
+	}
+	fenced := false
+	for _, l := range lines {
+		fenced = fenced || strings.HasPrefix(l, "```")
+	}
+	if fenced {
+		var in []string
+		inside := false
+		for _, l := range lines {
+			if strings.HasPrefix(l, "```") {
+				inside = !inside
+			} else if inside {
+				in = append(in, l)
+			}
+		}
+		lines = in
+	}
+	lower := func(l string) string { return strings.ToLower(strings.Join(strings.Fields(l), " ")) }
+	var out []string
+	if isEnvelope(lines) {
+		region := false
+		for _, l := range lines {
+			ll := lower(l)
+			switch {
+			case strings.HasPrefix(ll, "*** begin patch"), strings.HasPrefix(ll, "*** update file:"), strings.HasPrefix(ll, "*** add file:"), strings.HasPrefix(ll, "*** delete file:"):
+				region = true
+			case ll == "*** end patch" && l[0] == '*':
+				return out
+			case region && l != "" && (l[0] == '+' || l[0] == '-'):
+				out = append(out, l)
+			}
+		}
+		return out
+	}
+	region := false
+	for i := 0; i < len(lines); i++ {
+		l := lines[i]
+		pair := strings.HasPrefix(l, "--- ") && i+1 < len(lines) && strings.HasPrefix(lines[i+1], "+++ ")
+		switch {
+		case pair:
+			region = true
+			i++
+		case strings.HasPrefix(l, "@@"):
+			region = true
+		case l == "-- " && i+1 < len(lines) && gitVersion.MatchString(lines[i+1]):
+			region = false // an email's end; the next may follow
+			i++
+		case region && l != "" && (l[0] == '+' || l[0] == '-'):
+			out = append(out, l)
+		}
+	}
+	return out
 }

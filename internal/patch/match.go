@@ -3,40 +3,74 @@ package patch
 import (
 	"strings"
 	"unicode"
+	"unsafe"
 )
 
-// fileLine is one line of a real file: Text without its ending, EOL is
-// "\n", "\r\n" or "" (only for a last line without a newline).
-type fileLine struct {
-	Text, EOL string
+// lines indexes a file's lines without copying them: line i is
+// s[start[i]:start[i+1]], its ending included. The ending is "\n", "\r\n"
+// or "" (only for a last line without a newline).
+type lines struct {
+	s     string
+	start []int32
 }
 
-func (l fileLine) bytes() string { return l.Text + l.EOL }
-
-func splitLines(data []byte) []fileLine {
-	s := string(data)
-	var out []fileLine
-	for len(s) > 0 {
-		i := strings.IndexByte(s, '\n')
-		if i < 0 {
-			out = append(out, fileLine{Text: s})
-			break
-		}
-		t, eol := s[:i], "\n"
-		if strings.HasSuffix(t, "\r") {
-			t, eol = t[:len(t)-1], "\r\n"
-		}
-		out = append(out, fileLine{Text: t, EOL: eol})
-		s = s[i+1:]
+// splitLines indexes data, which must not change afterwards (the index
+// shares its bytes; a file is at most MaxFileBytes, so offsets fit int32).
+func splitLines(data []byte) *lines {
+	s := ""
+	if len(data) > 0 {
+		s = unsafe.String(&data[0], len(data))
 	}
-	return out
+	n := strings.Count(s, "\n")
+	if len(s) > 0 && s[len(s)-1] != '\n' {
+		n++
+	}
+	st := make([]int32, 0, n+1)
+	st = append(st, 0)
+	for off := 0; off < len(s); {
+		i := strings.IndexByte(s[off:], '\n')
+		if i < 0 {
+			off = len(s)
+		} else {
+			off += i + 1
+		}
+		st = append(st, int32(off))
+	}
+	return &lines{s: s, start: st}
+}
+
+// n is the number of lines.
+func (l *lines) n() int { return len(l.start) - 1 }
+
+// full is line i with its ending.
+func (l *lines) full(i int) string { return l.s[l.start[i]:l.start[i+1]] }
+
+// text is line i without its ending.
+func (l *lines) text(i int) string {
+	t := l.full(i)
+	if t, ok := strings.CutSuffix(t, "\n"); ok {
+		return strings.TrimSuffix(t, "\r")
+	}
+	return t
+}
+
+// eol is the ending of line i.
+func (l *lines) eol(i int) string {
+	t := l.full(i)
+	switch {
+	case strings.HasSuffix(t, "\r\n"):
+		return "\r\n"
+	case strings.HasSuffix(t, "\n"):
+		return "\n"
+	}
+	return ""
 }
 
 // dominantEOL is the line ending new lines get: CRLF if most lines use it.
-func dominantEOL(lines []fileLine) string {
+func (l *lines) dominantEOL() string {
 	crlf, lf := 0, 0
-	for _, l := range lines {
-		switch l.EOL {
+	for i := range l.n() {
+		switch l.eol(i) {
 		case "\r\n":
 			crlf++
 		case "\n":
@@ -98,7 +132,7 @@ const maxMatches = 1000
 // target is a file being matched, with its lines normalized and hashed
 // lazily per level.
 type target struct {
-	lines  []fileLine
+	lines  *lines
 	norm   [numLevels][]string
 	hashes [numLevels][]uint64
 	index  [numLevels]map[uint64][]int // line hash -> line numbers
@@ -106,10 +140,10 @@ type target struct {
 
 func (t *target) level(lv int) []string {
 	if t.norm[lv] == nil {
-		n := make([]string, len(t.lines))
-		h := make([]uint64, len(t.lines))
-		for i, l := range t.lines {
-			n[i] = normalize(l.Text, lv)
+		n := make([]string, t.lines.n())
+		h := make([]uint64, t.lines.n())
+		for i := range n {
+			n[i] = normalize(t.lines.text(i), lv)
 			h[i] = lineHash(n[i])
 		}
 		idx := make(map[uint64][]int)
@@ -137,6 +171,11 @@ const rollBase = 0x9E3779B97F4A7C15 // odd multiplier for the rolling hash
 // most maxMatches of them). A rolling hash over line hashes keeps it linear
 // in the file size; every hash hit is verified line by line.
 func (t *target) find(pat []string, lv, from int, atEOF bool) []int {
+	if lv == levelExact {
+		if out, ok := t.findExact(pat, from, atEOF); ok {
+			return out
+		}
+	}
 	lines := t.level(lv)
 	hs := t.hashes[lv]
 	m := len(pat)
@@ -195,6 +234,47 @@ func (t *target) find(pat []string, lv, from int, atEOF bool) []int {
 	}
 }
 
+// findExact is find at the exact level without any index: it scans for the
+// pattern's longest line and verifies each hit, returning the same
+// positions in the same order. ok is false when the scan would cost more
+// than the indexed search (a repetitive file); the caller then indexes.
+func (t *target) findExact(pat []string, from int, atEOF bool) (out []int, ok bool) {
+	n, m := t.lines.n(), len(pat)
+	last := n - m
+	first := max(from, 0)
+	if atEOF {
+		first = max(first, last)
+	}
+	if m == 0 || first > last {
+		return nil, true
+	}
+	k := 0
+	for j := range pat {
+		if len(pat[j]) > len(pat[k]) {
+			k = j
+		}
+	}
+	budget := 4*n + 1024 // line comparisons allowed
+	for p := first; p <= last; p++ {
+		if t.lines.text(p+k) != pat[k] {
+			continue
+		}
+		j := 0
+		for ; j < m && t.lines.text(p+j) == pat[j]; j++ {
+		}
+		if budget -= j + 1; budget < 0 {
+			return nil, false
+		}
+		if j == m {
+			out = append(out, p)
+			if len(out) == maxMatches {
+				break
+			}
+		}
+	}
+	return out, true
+}
+
 func equalAt(lines, pat []string, p int) bool {
 	for j := range pat {
 		if lines[p+j] != pat[j] {
@@ -232,7 +312,7 @@ func (t *target) byHints(cands []int, hints []string) []int {
 		for k := len(hints) - 1; k >= 0 && found; k-- {
 			found = false
 			for at--; at >= floor; at-- {
-				if hintMatch(t.lines[at].Text, hints[k]) {
+				if hintMatch(t.lines.text(at), hints[k]) {
 					found = true
 					break
 				}
@@ -248,7 +328,7 @@ func (t *target) byHints(cands []int, hints []string) []int {
 // reindent adapts the indentation of added lines when the hunk matched only
 // after ignoring indentation, if the matched lines show one consistent
 // mapping (a constant prefix added or removed, or tabs <-> spaces).
-func reindent(h *Hunk, file []fileLine, pos int) {
+func reindent(h *Hunk, file *lines, pos int) {
 	type pair struct{ p, f string }
 	var pairs []pair
 	j := pos
@@ -257,7 +337,7 @@ func reindent(h *Hunk, file []fileLine, pos int) {
 			continue
 		}
 		if strings.TrimSpace(l.Text) != "" {
-			pairs = append(pairs, pair{indent(l.Text), indent(file[j].Text)})
+			pairs = append(pairs, pair{indent(l.Text), indent(file.text(j))})
 		}
 		j++
 	}

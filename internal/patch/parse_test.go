@@ -60,7 +60,7 @@ func TestParseShapes(t *testing.T) {
 		{"removed sql comment", "--- a/q.sql\n+++ b/q.sql\n@@\n--- old comment\n+++ new\n x\n", []string{"q.sql"}, []Op{OpUpdate}, []int{1}},
 		{"envelope nested hints", "*** Begin Patch\n*** Update File: m.py\n@@ class A\n@@     def f(self):\n-        return 1\n+        return 2\n*** End Patch\n", []string{"m.py"}, []Op{OpUpdate}, []int{1}},
 		{"envelope lowercase markers", "*** begin patch\n*** update file: a.txt\n@@\n-a\n+b\n*** end patch\n", []string{"a.txt"}, []Op{OpUpdate}, []int{1}},
-		{"backslash path", "*** Update File: dir\\a.txt\n@@\n-a\n+b\n", []string{"dir/a.txt"}, []Op{OpUpdate}, []int{1}},
+		{"backslash path", "*** Update File: dir\\a.txt\n@@\n-a\n+b\n*** End Patch\n", []string{"dir/a.txt"}, []Op{OpUpdate}, []int{1}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -83,7 +83,7 @@ func TestParseShapes(t *testing.T) {
 
 func TestParseNestedHints(t *testing.T) {
 	t.Parallel()
-	p, err := Parse("*** Update File: m.py\n@@ class A\n@@     def f(self):\n-        return 1\n+        return 2\n")
+	p, err := Parse("*** Update File: m.py\n@@ class A\n@@     def f(self):\n-        return 1\n+        return 2\n*** End Patch\n")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -108,7 +108,7 @@ func TestParseRefusals(t *testing.T) {
 		{"delete with body", "*** Delete File: n\n-a\n", "takes no lines", KindInvalid},
 		{"move without update", "*** Add File: n\n+a\n*** Move to: m\n", "Move to", KindInvalid},
 		{"nul path", "*** Update File: a\x00b\n@@\n-a\n+b\n", "control", KindInvalid},
-		{"trailing space", "*** Update File: a.go \n@@\n-a\n+b\n", "", -1},
+		{"trailing space", "*** Update File: a.go \n@@\n-a\n+b\n*** End Patch\n", "", -1},
 		{"dir path", "*** Delete File: src/\n", "directory", KindInvalid},
 		{"nested .git", "*** Update File: sub/.git/config\n@@\n-a\n+b\n", ".git", KindUnsafePath},
 		{"windows absolute", "*** Update File: C:\\x.txt\n@@\n-a\n+b\n", "absolute", KindUnsafePath},

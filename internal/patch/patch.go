@@ -111,6 +111,12 @@ type Hunk struct {
 	// Marked is true if the hunk carried any "\ No newline" marker; only then
 	// do NoEOLOld/NoEOLNew decide the final newline of the result.
 	Marked bool
+
+	// counted is set when a unified diff's header gave line counts;
+	// oldCount and newCount are the lines it announced (hints, but they
+	// tell a complete hunk from a cut one).
+	counted            bool
+	oldCount, newCount int
 }
 
 // Line is one hunk line: Kind is ' ', '-' or '+'; Text has no line ending.
@@ -205,5 +211,6 @@ type FileChange struct {
 	// Diff is this file's part of Result.Diff.
 	Diff string
 
-	ops []diffOp // edit script of an update, from the engine
+	ops      []diffOp // edit script of an update, from the engine
+	oldLines *lines   // Old's line index, when the engine made one
 }

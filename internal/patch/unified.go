@@ -21,7 +21,8 @@ type section struct {
 	headerDone       bool // saw ---/+++
 }
 
-func parseUnified(lines []string) (*Patch, error) {
+func parseUnified(src *source) (*Patch, error) {
+	lines := src.lines
 	p := &Patch{}
 	var cur *section
 	finish := func() error {
@@ -66,16 +67,15 @@ func parseUnified(lines []string) (*Patch, error) {
 			i += 2
 		case strings.HasPrefix(l, "@@"):
 			if cur == nil {
-				return nil, errorf(KindInvalid, "line %d: hunk %q has no file header before it; start each file with '--- a/path' and '+++ b/path' lines (or use '*** Update File: path')", i+1, l)
+				return nil, errorf(KindInvalid, "line %d: hunk %q has no file header before it; start each file with '--- a/path' and '+++ b/path' lines (or use '*** Update File: path')", src.num(i), l)
 			}
-			h := &Hunk{}
-			var hint string
-			h.OldStart, hint = parseHunkHeader(l)
-			if hint != "" {
-				h.Hints = []string{hint}
+			hd := parseHunkHeader(l)
+			h := &Hunk{OldStart: hd.oldStart, counted: hd.counted, oldCount: hd.oldCount, newCount: hd.newCount}
+			if hd.hint != "" {
+				h.Hints = []string{hd.hint}
 			}
 			var err error
-			if i, err = parseBody(lines, i+1, h, false); err != nil {
+			if i, err = parseBody(src, i+1, h, false); err != nil {
 				return nil, err
 			}
 			if len(h.Lines) > 0 {
@@ -86,7 +86,7 @@ func parseUnified(lines []string) (*Patch, error) {
 		case cur != nil && cur.headerDone && len(cur.fp.Hunks) == 0 && l != "" && strings.ContainsRune(" -+", rune(l[0])):
 			// Hunk lines right after the file header, without an "@@" line.
 			h := &Hunk{}
-			next, err := parseBody(lines, i, h, false)
+			next, err := parseBody(src, i, h, false)
 			if err != nil {
 				return nil, err
 			}
@@ -94,6 +94,18 @@ func parseUnified(lines []string) (*Patch, error) {
 				cur.fp.Hunks = append(cur.fp.Hunks, h)
 			}
 			i = max(next, i+1)
+		case l == "-- " && i+1 < len(lines) && gitVersion.MatchString(lines[i+1]):
+			// A format-patch signature ends an email; what follows until the
+			// next file section (another email's headers and message) is
+			// text outside the diff.
+			if err := finish(); err != nil {
+				return nil, err
+			}
+			i += 2
+		case cur != nil && l != "" && (l[0] == '-' || l[0] == '+'):
+			// Inside the diff, a '-' or '+' line outside any hunk would be
+			// dropped: refuse rather than lose a change.
+			return nil, errorf(KindInvalid, "line %d of the patch, %q, is a '%c' line outside any hunk (it comes after a file header but is not under an '@@' line). Put it in its hunk, or remove it; the whole patch was refused.", src.num(i), clip(l), l[0])
 		default:
 			i++ // text outside file sections is ignored, as git does
 		}
@@ -271,6 +283,15 @@ func (s *section) resolve() (*FilePatch, error) {
 		}
 		if fp.MoveTo == fp.Path {
 			fp.MoveTo = ""
+		}
+	}
+	if fp.Op == OpDelete {
+		for k, h := range fp.Hunks {
+			for _, l := range h.Lines {
+				if l.Kind == '+' {
+					return nil, errorf(KindInvalid, "%s: hunk %d of a deleted file adds lines; a deletion's hunk may only remove lines ('-')", fp.Path, k+1)
+				}
+			}
 		}
 	}
 	if fp.Op == OpCreate {

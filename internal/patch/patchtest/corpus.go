@@ -7,16 +7,18 @@
 //	comment lines
 //	-- want applied --              or: -- want refused SUBSTRING --
 //	-- tools refused SUBSTRING --   (optional: outcome through the tool)
-//	-- file PATH [crlf] [noeol] [exec] --
+//	-- file PATH [crlf] [crmark] [noeol] [exec] --
 //	content
 //	-- patch [crlf] [noeol] --
 //	patch text
-//	-- result PATH [crlf] [noeol] [exec] --
+//	-- result PATH [crlf] [crmark] [noeol] [exec] --
 //	expected content after the patch
 //	-- gone PATH --
 //
 // Flags turn the stored LF text into CRLF, drop its final newline, or mark
-// the file executable, so the corpus itself stays plain text.
+// the file executable, so the corpus itself stays plain text. For files
+// with mixed line endings, the crmark flag turns each "␍" (U+240D) that
+// ends a line into a carriage return.
 package patchtest
 
 import (
@@ -162,7 +164,7 @@ func outcome(arg string) (Outcome, error) {
 	return Outcome{}, fmt.Errorf("bad outcome %q: want 'applied' or 'refused SUBSTRING'", arg)
 }
 
-// flags reads "PATH [crlf] [noeol] [exec]" and transforms body accordingly.
+// flags reads "PATH [crlf] [crmark] [noeol] [exec]" and transforms body accordingly.
 func flags(arg, body string) (data []byte, path string, exec bool, err error) {
 	f := strings.Fields(arg)
 	if len(f) == 0 {
@@ -173,6 +175,8 @@ func flags(arg, body string) (data []byte, path string, exec bool, err error) {
 		switch fl {
 		case "crlf":
 			body = strings.ReplaceAll(body, "\n", "\r\n")
+		case "crmark":
+			body = strings.ReplaceAll(body, "␍\n", "\r\n")
 		case "noeol":
 			body = strings.TrimSuffix(strings.TrimSuffix(body, "\n"), "\r")
 		case "exec":
