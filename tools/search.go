@@ -101,17 +101,21 @@ func (s *Search) Execute(ctx context.Context, args json.RawMessage) (agent.Resul
 	// A file named explicitly is searched even if .gitignore excludes it.
 	kept := []string{filter.file}
 	if filter.file == "" {
-		files, err := s.ws.listFiles(ctx)
+		// The listing is cached and shared: filter into a new slice.
+		files, err := s.ws.cachedListFiles(ctx)
 		if err != nil {
 			if ctxErr := ctx.Err(); ctxErr != nil {
 				return agent.Result{}, ctxErr
 			}
 			return agent.Result{}, fmt.Errorf("search: %w", err)
 		}
-		kept = files[:0]
-		for _, f := range files {
-			if filter.match(f) {
-				kept = append(kept, f)
+		kept = files
+		if filter.prefix != "" || filter.globs != nil {
+			kept = nil
+			for _, f := range files {
+				if filter.match(f) {
+					kept = append(kept, f)
+				}
 			}
 		}
 	}
