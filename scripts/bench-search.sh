@@ -136,7 +136,7 @@ for i in "${!names[@]}"; do
 	printf '%-16s | %8.1f %8.1f | %8.1f %8.1f | %8.1f %8.1f | ' "$n" \
 		"$(med "${mw[$n]}")" "$(med "${mc[$n]}")" "$(med "${gw[$n]}")" "$(med "${gc[$n]}")" "$(med "${rw[$n]}")" "$(med "${rc[$n]}")"
 	if [[ $n == *-cold ]]; then # the first call of a run: shown, not a target
-		printf '%5.2fx       %5.2fx       | %5.2fx       %5.2fx       | ' \
+		printf '%5.2fx       %5.2fx       | %5.2fx       %5.2fx       ' \
 			"$(med "${rrw[$n]}")" "$(med "${rrc[$n]}")" "$(med "${rgw[$n]}")" "$(med "${rgc[$n]}")"
 	else
 		verdict "$(med "${rrw[$n]}")" 2
