@@ -265,3 +265,46 @@ func TestClassScan(t *testing.T) {
 		}
 	}
 }
+
+// TestNeedleNearMisses: text made of a literal's own bytes makes every
+// anchor hit a near miss, each costing a long compare; the finder must
+// then switch to bytes.Index (linear) and still find every occurrence.
+func TestNeedleNearMisses(t *testing.T) {
+	t.Parallel()
+	lit := []byte(strings.Repeat("a", 3000))
+	text := strings.Repeat(strings.Repeat("a", 2999)+"\n", 300) + string(lit) + "\n" + strings.Repeat("a", 2999) + "\n" + string(lit) + "a\n"
+	nd := newLitNeedle(lit, false)
+	f := newNeedleFinder([]byte(text), &nd)
+	var starts []int
+	for from := 0; ; {
+		i := f.index(from)
+		if i < 0 {
+			break
+		}
+		starts = append(starts, i)
+		from = i + 1
+	}
+	first := 300 * 3000
+	want := []int{first, first + 3001 + 3000, first + 3001 + 3000 + 1}
+	if !slices.Equal(starts, want) {
+		t.Fatalf("starts %v, want %v", starts, want)
+	}
+	if !f.plain {
+		t.Error("near misses did not switch the finder to bytes.Index")
+	}
+	// A literal whose anchor hits mostly match, or are rare, keeps the
+	// anchor scan.
+	nd = newLitNeedle([]byte("ErrUnexpectedEOF"), false)
+	f = newNeedleFinder([]byte(strings.Repeat("ErrUnexpectedEOF Unexpected\n", 500)), &nd)
+	n := 0
+	for from := 0; ; n++ {
+		i := f.index(from)
+		if i < 0 {
+			break
+		}
+		from = i + 1
+	}
+	if n != 500 || f.plain {
+		t.Errorf("%d matches, plain %v; want 500 and the anchor scan", n, f.plain)
+	}
+}

@@ -195,6 +195,8 @@ type needleFinder struct {
 	nd    *needle
 	nexts []int // per few byte: next index at or after the last query; -1 none; -2 unknown
 	next  int   // next window start at or after the last query; -1 none; -2 unknown
+	fails int   // anchor hits that were not matches
+	plain bool  // bytes.Index instead: anchor hits mostly failed
 }
 
 func newNeedleFinder(buf []byte, nd *needle) needleFinder {
@@ -215,6 +217,13 @@ func (f *needleFinder) index(from int) int {
 		return f.next
 	}
 	nd := f.nd
+	if f.plain {
+		f.next = -1
+		if i := bytes.Index(f.buf[from:], nd.lit); i >= 0 {
+			f.next = from + i
+		}
+		return f.next
+	}
 	for a := from + nd.anchor; ; a++ {
 		a = f.anchorAt(a)
 		if a < 0 || a-nd.anchor+nd.n > len(f.buf) {
@@ -224,6 +233,12 @@ func (f *needleFinder) index(from int) int {
 		if p := a - nd.anchor; nd.matchAt(f.buf, p) {
 			f.next = p
 			return p
+		}
+		// Text made of the literal's own bytes ("aaaa" for "aaab") makes
+		// every anchor a near miss: bytes.Index stays linear there.
+		if f.fails++; f.fails > 64 && f.fails > a/8 && nd.lit != nil && !nd.fold {
+			f.plain = true
+			return f.index(from)
 		}
 	}
 }
