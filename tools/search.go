@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path"
@@ -154,7 +155,8 @@ func (w *Workspace) searchFiles(ctx context.Context, m *matcher, files []string,
 	out := &searchOutcome{files: files, results: make([]fileResult, len(files))}
 	groups := groupByDir(files)
 	prog := newProgress(len(files), limit)
-	dirs := &dirCache{ok: map[string]bool{}}
+	dirs := newDirOpener(w.root)
+	defer dirs.close()
 
 	var (
 		next          atomic.Int64
@@ -208,18 +210,14 @@ func groupByDir(files []string) []dirGroup {
 // directory opened via the workspace Root, so each file costs a few system
 // calls whatever its depth. It returns buf, possibly grown, for reuse.
 func (w *Workspace) searchGroup(ctx context.Context, m *matcher, g dirGroup, files []string, results []fileResult,
-	prog *progress, dirs *dirCache, buf []byte, binary, large *atomic.Int64) []byte {
+	prog *progress, dirs *dirOpener, buf []byte, binary, large *atomic.Int64) []byte {
 	dir := strings.TrimSuffix(g.dir, "/")
 	if dir == "" {
 		dir = "."
 	}
 	// A directory that is, or lies under, a symlink is not searched
 	// through it: the link could lead into .git or out of the tree.
-	if !dirs.safe(w.root, dir) {
-		prog.skip(g.files)
-		return buf
-	}
-	d, err := openDirReader(w.root, dir)
+	d, err := dirs.open(dir)
 	if err != nil {
 		prog.skip(g.files)
 		return buf
@@ -247,6 +245,49 @@ func (w *Workspace) searchGroup(ctx context.Context, m *matcher, g dirGroup, fil
 	}
 	return buf
 }
+
+// dirOpener opens the directories of one search: in one system call that
+// refuses any symlink on the way where the platform has one (openBeneath),
+// else through the workspace Root after checking each directory once.
+type dirOpener struct {
+	root   *os.Root
+	cache  dirCache
+	fast   *beneathOpener // nil when unsupported
+	noFast atomic.Bool    // set when the fast way turned out unsupported
+}
+
+func newDirOpener(root *os.Root) *dirOpener {
+	return &dirOpener{root: root, cache: dirCache{ok: map[string]bool{}}, fast: newBeneathOpener(root)}
+}
+
+func (o *dirOpener) close() {
+	if o.fast != nil {
+		o.fast.close()
+	}
+}
+
+// open opens dir (workspace-relative, "." for the root) for reading its
+// files; a directory under .git, or reached through a symlink, is refused.
+func (o *dirOpener) open(dir string) (dirReader, error) {
+	if isGitPath(dir) {
+		return nil, ErrForbidden
+	}
+	if o.fast != nil && !o.noFast.Load() {
+		d, err := o.fast.open(dir)
+		if !errors.Is(err, errUnsupported) {
+			return d, err
+		}
+		o.noFast.Store(true)
+	}
+	if !o.cache.safe(o.root, dir) {
+		return nil, ErrForbidden
+	}
+	return openDirReader(o.root, dir)
+}
+
+// errUnsupported says the platform cannot do something; the caller falls
+// back to a portable way.
+var errUnsupported = errors.New("unsupported")
 
 // dirCache remembers which directories are real directories reached
 // without a symlink, so each is checked once per search.
