@@ -34,6 +34,9 @@ func requiredClasses(re *syntax.Regexp) []byteSet {
 	for _, c := range [][]byteSet{info.seq, info.pre, info.suf} {
 		best = betterClasses(best, c)
 	}
+	if len(best) > maxNeedleClasses {
+		best = best[:maxNeedleClasses] // any part of a required run is required
+	}
 	return best
 }
 
@@ -58,15 +61,26 @@ func betterClasses(a, b []byteSet) []byteSet {
 	return a
 }
 
-// joinClasses concatenates two runs, capped at maxNeedleClasses: any part
-// of a required run is required too.
+// joinClasses concatenates two runs into a new slice. Runs are never cut
+// while they are built (a cut run followed by more classes would claim
+// classes adjacent that are not); their length is bounded by the compiled
+// regexp's, and requiredClasses cuts the one it returns.
 func joinClasses(a, b []byteSet) []byteSet {
 	out := make([]byteSet, 0, len(a)+len(b))
-	out = append(append(out, a...), b...)
-	if len(out) > maxNeedleClasses {
-		out = out[:maxNeedleClasses]
+	return append(append(out, a...), b...)
+}
+
+// repeatSeq is k copies of seq for the largest k <= n that stops at
+// maxNeedleClasses classes, at least one copy; and whether k == n. Any k
+// copies start and end every run of n.
+func repeatSeq(seq []byteSet, n int) ([]byteSet, bool) {
+	var out []byteSet
+	k := 0
+	for k < n && (k == 0 || len(out)+len(seq) <= maxNeedleClasses) {
+		out = append(out, seq...)
+		k++
 	}
-	return out
+	return out, k == n
 }
 
 // runeClass returns the byte class matching exactly what one character of
@@ -136,14 +150,7 @@ func classes(re *syntax.Regexp) classInfo {
 		if re.Min >= 1 {
 			sub := classes(re.Sub[0])
 			if sub.exact && re.Min == re.Max {
-				seq := []byteSet{}
-				for range re.Min {
-					if len(seq) >= maxNeedleClasses {
-						break
-					}
-					seq = joinClasses(seq, sub.seq)
-				}
-				if len(seq) < maxNeedleClasses {
+				if seq, all := repeatSeq(sub.seq, re.Min); all {
 					return classInfo{exact: true, seq: seq}
 				}
 			}
@@ -163,14 +170,8 @@ func repeatClasses(sub classInfo, min int) classInfo {
 	if !sub.exact {
 		return classInfo{pre: sub.pre, suf: sub.suf, best: sub.best}
 	}
-	var seq []byteSet
-	for range min {
-		if len(seq) >= maxNeedleClasses {
-			break
-		}
-		seq = joinClasses(seq, sub.seq)
-	}
-	// A run of min copies starts and ends every match.
+	// A run of up to min copies starts and ends every match.
+	seq, _ := repeatSeq(sub.seq, min)
 	return classInfo{pre: seq, suf: seq, best: seq}
 }
 

@@ -2,6 +2,7 @@ package tools
 
 import (
 	"bytes"
+	"fmt"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -95,6 +96,8 @@ var diffQueries = []string{
 	"^func", "^$", "^\\s*$", "\\bfoo\\b", "foo$", "\\Afoo", "bar\\z", "(foo|bar)+[0-9]", "x{3}", "[xy]{2}[0-9]",
 	"é", "(?i)É", "Ω|ω", "(?i)ω", "[^ -~]", "[\\x00-\\x08]", "\\p{Greek}", "\\p{Lu}[0-9]", "日本", "[日本]+",
 	"(?s)foo.bar", "foo.bar", "foo\\nbar", "\\n", "(a|b)(c|d)[0-9]", "(ab|cd)[0-9]|[0-9](ef|gh)", "(?i)(ab|cd)9",
+	"[0-9]{70}x", "x[0-9]{70}", "(ab[0-9]){30}Z", "Z(ab[0-9]){30}", "(ab[0-9]){25,}Z", "[a-c]{65}[0-9]", "[0-9][a-c]{65}",
+	"(?:[0-9]{3}[a-z]){20}!", "!(?:[0-9]{3}[a-z]){20}", "(?:ab[0-9]|cd[0-9]){30}Z", "q[0-9]{100}",
 	"[[:digit:]][[:upper:]]", "[[:alpha:]]{3}[[:digit:]]", "\\w+\\(\\)", "\\(\\)", "(?U)f.*o", "\\t\\r", "\\r$",
 }
 
@@ -104,7 +107,8 @@ var diffQueries = []string{
 func TestMatcherDifferential(t *testing.T) {
 	t.Parallel()
 	r := rand.New(rand.NewPCG(15, 2026))
-	corpora := map[string][]byte{"generated": diffCorpus(r, 1500), "generated-small": diffCorpus(r, 40)}
+	corpora := map[string][]byte{"generated": diffCorpus(r, 1500), "generated-small": diffCorpus(r, 40),
+		"long runs": longRunCorpus()}
 	real, err := filepath.Glob("search_[mcn]*.go") // search_match, search_classes, search_needle...
 	if err != nil || len(real) == 0 {
 		t.Fatalf("no real files: %v", err)
@@ -307,4 +311,31 @@ func TestNeedleNearMisses(t *testing.T) {
 	if n != 500 || f.plain {
 		t.Errorf("%d matches, plain %v; want 500 and the anchor scan", n, f.plain)
 	}
+}
+
+// longRunCorpus holds lines with long runs of classes, near and exact
+// misses of the long-run queries, where a run cut in the wrong place would
+// lose a match.
+func longRunCorpus() []byte {
+	var b strings.Builder
+	digits := func(n int) string { return strings.Repeat("7", n) }
+	ab := func(n int) string {
+		var s strings.Builder
+		for i := range n {
+			fmt.Fprintf(&s, "ab%d", i%10)
+		}
+		return s.String()
+	}
+	abc := func(n int) string { return strings.Repeat("abc", n/3+1)[:n] }
+	three := func(n int) string { return strings.Repeat("123q", n) }
+	for _, l := range []string{
+		digits(70) + "x", digits(69) + "x", "x" + digits(70), "x" + digits(69), "y" + digits(75) + "x",
+		ab(30) + "Z", ab(29) + "Z", "Z" + ab(30), "Z" + ab(29), ab(26) + "Z", ab(24) + "Z", "Z" + ab(31) + "Z",
+		abc(65) + "5", abc(64) + "5", "5" + abc(65), "5" + abc(64), abc(130) + "0",
+		three(20) + "!", three(19) + "!", "!" + three(20), "!" + three(19), "!" + three(21) + "!",
+		strings.ReplaceAll(ab(30), "ab3", "cd3") + "Z", "q" + digits(100), "q" + digits(99),
+	} {
+		b.WriteString(l + "\n")
+	}
+	return []byte(b.String())
 }

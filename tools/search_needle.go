@@ -60,8 +60,8 @@ type needle struct {
 	scan    classScan // finds the anchor's bytes
 }
 
-// maxNeedleBytes caps the classes checked around the anchor; a longer
-// literal is still compared whole.
+// maxNeedleClasses caps the length of a class run needle, and of the
+// repeated copies a run is built from; literals are compared whole.
 const maxNeedleClasses = 64
 
 // newLitNeedle builds the needle of a literal (lit in lower case when fold).
