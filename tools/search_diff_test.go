@@ -339,3 +339,31 @@ func longRunCorpus() []byte {
 	}
 	return []byte(b.String())
 }
+
+// FuzzSearchMatcher compares the fast scan with the per-line regexp for
+// any pattern RE2 accepts and any text.
+func FuzzSearchMatcher(f *testing.F) {
+	for _, q := range diffQueries[:20] {
+		f.Add(q, "foo bar\nErrUnexpectedEOF\nabc123Def\n\xff\uFFFD straße KELVIN \u212Aelvin\nx 0x1F deadline EXCEEDED\n")
+	}
+	f.Add("(?i)k[a-z]{2}\\d", "\u212Aab1\nkab1\nKAB1\n")
+	f.Add("[0-9]{3}[A-Z]|x", "12A\n123A\nx")
+	f.Fuzz(func(t *testing.T, q, text string) {
+		if len(q) > 200 || len(text) > 4096 {
+			return
+		}
+		re, err := regexp.Compile(q)
+		if err != nil {
+			return
+		}
+		m, err := newMatcher(q)
+		if err != nil {
+			t.Fatalf("newMatcher(%q): %v (regexp accepts it)", q, err)
+		}
+		want := matchingLines(re, []byte(text))
+		got, count := scanLines(m, []byte(text))
+		if !slices.Equal(got, want) || count != len(want) {
+			t.Fatalf("query %q on %q: got %v (count %d), want %v", q, text, got, count, want)
+		}
+	})
+}
