@@ -3,8 +3,11 @@ package tools
 import (
 	"context"
 	"errors"
+	"runtime"
 	"slices"
 	"testing"
+	"time"
+	"weak"
 )
 
 // invalidateForBench drops ws's cached file list (BenchmarkSearch's cold
@@ -203,4 +206,39 @@ func TestFileListCache(t *testing.T) {
 func TestInvalidateFileListNil(t *testing.T) {
 	var w *Workspace
 	w.InvalidateFileList()
+}
+
+// TestFileListCacheDroppedWithWorkspace: a workspace's cache entry goes
+// when the workspace is garbage collected, so opening many workspaces (an
+// eval) keeps no old listing alive.
+func TestFileListCacheDroppedWithWorkspace(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	fxWrite(t, dir, map[string]string{"a.txt": "needle\n"})
+	key := func() weak.Pointer[Workspace] {
+		ws, err := OpenWorkspace(dir, WorkspaceOptions{RunsDir: t.TempDir()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer ws.Close()
+		if hits := searchHits(t, NewSearch(ws)); !slices.Equal(hits, []string{"a.txt:1"}) {
+			t.Fatalf("hits %q", hits)
+		}
+		k := weak.Make(ws)
+		if _, ok := workspaceListCaches.Load(k); !ok {
+			t.Fatal("no cache entry after a search")
+		}
+		return k
+	}()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		runtime.GC()
+		if _, ok := workspaceListCaches.Load(key); !ok {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("cache entry still held 10s after its workspace became unreachable")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 }
