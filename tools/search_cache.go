@@ -21,7 +21,7 @@ type fileListCache struct {
 	valid uint64
 }
 
-// files returns the cached listing, or lists and caches it. The result is
+// get returns the cached listing, or lists and caches it. The result is
 // shared: callers must not modify it. A listing taken while an
 // invalidation happened is returned to its caller (it reflects the tree at
 // or after the call began) but not kept.
