@@ -52,7 +52,7 @@ export LC_ALL=C # the same byte semantics for [a-z] in git grep and RE2
 
 echo "tree: copy of $src, $(git -C "$tree" ls-files | wc -l) files, $(du -sh "$tree" | cut -f1);" \
 	"$(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo '?');" \
-	"$rounds rounds of $iters calls per tool and query; $(rg --version | head -1), $(git --version)"
+	"$rounds rounds of $iters calls per tool and query; $(rg --version | sed -n 1p), $(git --version)"
 
 names=()
 qs=()
