@@ -159,6 +159,7 @@ func (a *ApplyPatch) Execute(ctx context.Context, args json.RawMessage) (agent.R
 	if err := ctx.Err(); err != nil {
 		return agent.Result{}, err
 	}
+	defer a.ws.InvalidateFileList() // files may be added or removed: search lists the tree again
 	if err := patch.Commit(a.ws.Root(), res, a.commit); err != nil {
 		var ce *patch.CommitError
 		if errors.As(err, &ce) && ce.RollbackErr == nil {

@@ -232,6 +232,7 @@ func (r *RunTest) RunCommandRewritten(ctx context.Context, tests, packages []str
 }
 
 func (r *RunTest) run(ctx context.Context, argv, notes []string, narrowed bool) (RunOutcome, error) {
+	defer r.ws.InvalidateFileList() // the command may create or delete files: search lists the tree again
 	id, logPath, err := r.reserveLog()
 	if err != nil {
 		return RunOutcome{}, err

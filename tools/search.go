@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
 	"path"
 	"runtime"
 	"strings"
@@ -101,17 +100,21 @@ func (s *Search) Execute(ctx context.Context, args json.RawMessage) (agent.Resul
 	// A file named explicitly is searched even if .gitignore excludes it.
 	kept := []string{filter.file}
 	if filter.file == "" {
-		files, err := s.ws.listFiles(ctx)
+		// The listing is cached and shared: filter into a new slice.
+		files, err := s.ws.cachedListFiles(ctx)
 		if err != nil {
 			if ctxErr := ctx.Err(); ctxErr != nil {
 				return agent.Result{}, ctxErr
 			}
 			return agent.Result{}, fmt.Errorf("search: %w", err)
 		}
-		kept = files[:0]
-		for _, f := range files {
-			if filter.match(f) {
-				kept = append(kept, f)
+		kept = files
+		if filter.prefix != "" || filter.globs != nil {
+			kept = nil
+			for _, f := range files {
+				if filter.match(f) {
+					kept = append(kept, f)
+				}
 			}
 		}
 	}
@@ -150,7 +153,8 @@ func (w *Workspace) searchFiles(ctx context.Context, m *matcher, files []string,
 	out := &searchOutcome{files: files, results: make([]fileResult, len(files))}
 	groups := groupByDir(files)
 	prog := newProgress(len(files), limit)
-	dirs := &dirCache{ok: map[string]bool{}}
+	dirs := newDirOpener(w.root)
+	defer dirs.close()
 
 	var (
 		next          atomic.Int64
@@ -204,18 +208,14 @@ func groupByDir(files []string) []dirGroup {
 // directory opened via the workspace Root, so each file costs a few system
 // calls whatever its depth. It returns buf, possibly grown, for reuse.
 func (w *Workspace) searchGroup(ctx context.Context, m *matcher, g dirGroup, files []string, results []fileResult,
-	prog *progress, dirs *dirCache, buf []byte, binary, large *atomic.Int64) []byte {
+	prog *progress, dirs *dirOpener, buf []byte, binary, large *atomic.Int64) []byte {
 	dir := strings.TrimSuffix(g.dir, "/")
 	if dir == "" {
 		dir = "."
 	}
 	// A directory that is, or lies under, a symlink is not searched
 	// through it: the link could lead into .git or out of the tree.
-	if !dirs.safe(w.root, dir) {
-		prog.skip(g.files)
-		return buf
-	}
-	d, err := openDirReader(w.root, dir)
+	d, err := dirs.open(dir)
 	if err != nil {
 		prog.skip(g.files)
 		return buf
@@ -242,36 +242,6 @@ func (w *Workspace) searchGroup(ctx context.Context, m *matcher, g dirGroup, fil
 		prog.done(i, res.count)
 	}
 	return buf
-}
-
-// dirCache remembers which directories are real directories reached
-// without a symlink, so each is checked once per search.
-type dirCache struct {
-	mu sync.Mutex
-	ok map[string]bool
-}
-
-// safe reports whether dir and all its parents are real directories (no
-// symlink on the way) outside .git.
-func (c *dirCache) safe(root *os.Root, dir string) bool {
-	if dir == "." || dir == "" {
-		return true
-	}
-	c.mu.Lock()
-	ok, seen := c.ok[dir]
-	c.mu.Unlock()
-	if seen {
-		return ok
-	}
-	ok = !isGitPath(dir) && c.safe(root, path.Dir(dir))
-	if ok {
-		fi, err := root.Lstat(dir)
-		ok = err == nil && fi.IsDir()
-	}
-	c.mu.Lock()
-	c.ok[dir] = ok
-	c.mu.Unlock()
-	return ok
 }
 
 // searchBuffer finds the matching lines of data, keeping up to keep hits.

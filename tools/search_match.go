@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"regexp"
 	"regexp/syntax"
+	"slices"
 	"unicode/utf8"
 )
 
@@ -12,14 +13,17 @@ import (
 // Go's regexp engine has no DFA: over a whole file it falls back to a slow
 // NFA, while on one short line it uses a quicker backtracker. So the regexp
 // only ever runs on single lines, and as few as possible: when every match
-// must contain one of a few literals (chosen from the parsed regexp),
-// bytes.Index (or an ASCII case-folding scan) finds the candidate lines and
+// must contain one of a few literals (chosen from the parsed regexp), or a
+// run of byte classes ("[a-z][0-9][0-9][0-9][A-Z]" for
+// "[a-z]+[0-9]{3}[A-Z]"), a scan for them finds the candidate lines and
 // the regexp only confirms them — or nothing runs at all when the query is
-// exactly one literal. Without such literals every line is tried.
+// exactly one literal. Each scan is anchored on the needle's rarest byte.
+// Without any such needle every line is tried.
 type matcher struct {
-	line *regexp.Regexp // the query, applied to one line without its newline
-	lits []literal      // every match contains one of these (fold ones in lower case)
-	pure bool           // the query is exactly lits[0]: a hit needs no confirmation
+	line    *regexp.Regexp // the query, applied to one line without its newline
+	lits    []literal      // every match contains one of these (fold ones in lower case)
+	needles []needle       // what the scan looks for: lits, or a class run
+	pure    bool           // the query is exactly lits[0]: a hit needs no confirmation
 	// never is set when every match would contain a newline: no line can match.
 	never bool
 }
@@ -31,6 +35,9 @@ const (
 	minLiteralLen = 2
 	// maxLiterals caps an alternation's literal set.
 	maxLiterals = 16
+	// maxClassCost is the most frequent class run worth a prefilter scan
+	// (per 10^5 positions; see classSeqCost).
+	maxClassCost = 10000
 )
 
 // newMatcher compiles query (RE2 syntax). The error is regexp's own, for
@@ -45,11 +52,9 @@ func newMatcher(query string) (*matcher, error) {
 	if err != nil {
 		return nil, err // not reached: regexp.Compile accepted it
 	}
-	req := requiredLiterals(re.Simplify())
-	if len(req.lits) == 0 {
-		return m, nil
-	}
-	allNL := true
+	re = re.Simplify()
+	req := requiredLiterals(re)
+	allNL := len(req.lits) > 0
 	for _, l := range req.lits {
 		allNL = allNL && bytes.IndexByte(l.text, '\n') >= 0
 	}
@@ -57,8 +62,10 @@ func newMatcher(query string) (*matcher, error) {
 		m.never = true
 		return m, nil
 	}
+	litCost := -1.0
 	if req.whole || req.score() >= minLiteralLen {
 		m.pure = req.whole
+		litCost = 0
 		for _, l := range req.lits {
 			if bytes.IndexByte(l.text, '\n') >= 0 {
 				continue // cannot occur within a line
@@ -67,21 +74,44 @@ func newMatcher(query string) (*matcher, error) {
 				l.text = lowerASCII(l.text)
 			}
 			m.lits = append(m.lits, l)
+			m.needles = append(m.needles, newLitNeedle(l.text, l.fold))
+			litCost += literalCost(l)
+		}
+	}
+	if m.pure {
+		return m, nil
+	}
+	// A class run far more selective than the literals replaces them.
+	if cls := requiredClasses(re); len(cls) > 0 {
+		if c := classSeqCost(cls); c <= maxClassCost && (litCost < 0 || c*4 < litCost) {
+			m.needles = []needle{newClassNeedle(cls)}
 		}
 	}
 	return m, nil
+}
+
+// literalCost is classSeqCost for a literal.
+func literalCost(l literal) float64 {
+	seq := make([]byteSet, len(l.text))
+	for i, c := range l.text {
+		seq[i].add(c)
+		if l.fold && 'a' <= c && c <= 'z' {
+			seq[i].add(c - 'a' + 'A')
+		}
+	}
+	return classSeqCost(seq)
 }
 
 // lineSpan is one matching line: buf[start:end] without its newline.
 type lineSpan struct{ start, end int }
 
 // scan calls fn for each matching line of buf in order, stopping when fn
-// returns false. It allocates only when the query has several literals.
+// returns false. It allocates only when the query has several needles.
 func (m *matcher) scan(buf []byte, fn func(lineSpan) bool) {
 	if m.never || len(buf) == 0 {
 		return
 	}
-	if len(m.lits) == 0 {
+	if len(m.needles) == 0 {
 		for pos := 0; pos < len(buf); {
 			end := bytes.IndexByte(buf[pos:], '\n')
 			if end < 0 {
@@ -96,14 +126,14 @@ func (m *matcher) scan(buf []byte, fn func(lineSpan) bool) {
 		}
 		return
 	}
-	var one litFinder
-	var many []litFinder
-	if len(m.lits) == 1 {
-		one = newLitFinder(buf, m.lits[0])
+	var one needleFinder
+	var many []needleFinder
+	if len(m.needles) == 1 {
+		one = newNeedleFinder(buf, &m.needles[0])
 	} else {
-		many = make([]litFinder, len(m.lits))
-		for i, l := range m.lits {
-			many[i] = newLitFinder(buf, l)
+		many = make([]needleFinder, len(m.needles))
+		for i := range m.needles {
+			many[i] = newNeedleFinder(buf, &m.needles[i])
 		}
 	}
 	for pos := 0; pos < len(buf); {
@@ -128,39 +158,6 @@ func (m *matcher) scan(buf []byte, fn func(lineSpan) bool) {
 	}
 }
 
-// litFinder finds one literal in a buffer, remembering its next occurrence
-// so that a literal set costs one pass per literal, not one per candidate.
-type litFinder struct {
-	buf  []byte
-	lit  []byte
-	fold bool
-	ff   foldFinder
-	next int // next occurrence at or after the last query; -1 none; -2 unknown
-}
-
-func newLitFinder(buf []byte, l literal) litFinder {
-	f := litFinder{buf: buf, lit: l.text, fold: l.fold, next: -2}
-	if l.fold {
-		f.ff = newFoldFinder(buf, l.text)
-	}
-	return f
-}
-
-// index returns the first occurrence at or after from, or -1.
-func (f *litFinder) index(from int) int {
-	if f.next == -1 || f.next >= from {
-		return f.next
-	}
-	if f.fold {
-		f.next = f.ff.index(from)
-	} else if i := bytes.Index(f.buf[from:], f.lit); i >= 0 {
-		f.next = from + i
-	} else {
-		f.next = -1
-	}
-	return f.next
-}
-
 // lineAt returns the line holding buf[i]; pos is a line start at or before i.
 func lineAt(buf []byte, pos, i int) lineSpan {
 	start := pos
@@ -172,58 +169,6 @@ func lineAt(buf []byte, pos, i int) lineSpan {
 		end = i + j
 	}
 	return lineSpan{start, end}
-}
-
-// foldFinder finds an ASCII case-insensitive literal. It searches for the
-// literal's first byte in both cases and remembers the next position of
-// each, so a rare case never makes the scan quadratic.
-type foldFinder struct {
-	buf    []byte
-	lit    []byte // lower case
-	lo, up byte
-	nextLo int // next index of lo at or after the last query, or -1
-	nextUp int
-}
-
-func newFoldFinder(buf, lit []byte) foldFinder {
-	lo := lit[0]
-	up := lo
-	if 'a' <= lo && lo <= 'z' {
-		up = lo - 'a' + 'A'
-	}
-	return foldFinder{buf: buf, lit: lit, lo: lo, up: up, nextLo: -2, nextUp: -2}
-}
-
-// index returns the first index >= from of the literal, or -1.
-func (f *foldFinder) index(from int) int {
-	for {
-		if f.nextLo != -1 && f.nextLo < from {
-			f.nextLo = indexByteFrom(f.buf, f.lo, from)
-		}
-		if f.lo == f.up {
-			f.nextUp = f.nextLo
-		} else if f.nextUp != -1 && f.nextUp < from {
-			f.nextUp = indexByteFrom(f.buf, f.up, from)
-		}
-		i := f.nextLo
-		if i < 0 || (f.nextUp >= 0 && f.nextUp < i) {
-			i = f.nextUp
-		}
-		if i < 0 || i+len(f.lit) > len(f.buf) {
-			return -1
-		}
-		if equalFoldASCII(f.buf[i:i+len(f.lit)], f.lit) {
-			return i
-		}
-		from = i + 1
-	}
-}
-
-func indexByteFrom(b []byte, c byte, from int) int {
-	if i := bytes.IndexByte(b[from:], c); i >= 0 {
-		return from + i
-	}
-	return -1
 }
 
 // lowerASCII returns a copy of b with ASCII letters in lower case; other
@@ -329,17 +274,24 @@ func literals(re *syntax.Regexp) litInfo {
 	switch re.Op {
 	case syntax.OpLiteral:
 		text := []byte(string(re.Rune))
-		if re.Flags&syntax.FoldCase == 0 {
+		fold := re.Flags&syntax.FoldCase != 0
+		// U+FFFD in a query also matches each byte of invalid UTF-8, whose
+		// text is not its encoding.
+		bad := slices.Contains(re.Rune, utf8.RuneError)
+		if !fold && !bad {
 			return litInfo{exact: true, text: text, best: single(text, false)}
 		}
-		if foldableASCII(re.Rune) {
+		if fold && !bad && foldableASCII(re.Rune) {
 			return litInfo{exact: true, text: text, fold: true, best: single(text, true)}
 		}
-		// Folding reaches beyond ASCII (k → U+212A, s → U+017F, é → É):
-		// keep only the longest piece the ASCII folding scan gets right.
+		// Folding reaches beyond ASCII (k → U+212A, s → U+017F, é → É), or
+		// U+FFFD stands for any invalid byte: keep only the longest piece
+		// the byte scan gets right.
 		var best litSet
-		for _, piece := range bytes.FieldsFunc(text, func(r rune) bool { return !foldableASCII([]rune{r}) }) {
-			best = better(best, single(piece, true))
+		for _, piece := range bytes.FieldsFunc(text, func(r rune) bool {
+			return r == utf8.RuneError || (fold && !foldableASCII([]rune{r}))
+		}) {
+			best = better(best, single(piece, fold))
 		}
 		return litInfo{best: best}
 	case syntax.OpEmptyMatch:

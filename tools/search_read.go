@@ -5,6 +5,9 @@ import (
 	"errors"
 	"io"
 	"os"
+	"path"
+	"sync"
+	"sync/atomic"
 	"syscall"
 )
 
@@ -79,4 +82,77 @@ func growBuf(buf []byte, n int64) []byte {
 		return make([]byte, n, max(n, 64<<10))
 	}
 	return buf[:n]
+}
+
+// dirOpener opens the directories of one search: in one system call that
+// refuses any symlink on the way where the platform has one (openBeneath),
+// else through the workspace Root after checking each directory once.
+type dirOpener struct {
+	root   *os.Root
+	cache  dirCache
+	fast   *beneathOpener // nil when unsupported
+	noFast atomic.Bool    // set when the fast way turned out unsupported
+}
+
+func newDirOpener(root *os.Root) *dirOpener {
+	return &dirOpener{root: root, cache: dirCache{ok: map[string]bool{}}, fast: newBeneathOpener(root)}
+}
+
+func (o *dirOpener) close() {
+	if o.fast != nil {
+		o.fast.close()
+	}
+}
+
+// open opens dir (workspace-relative, "." for the root) for reading its
+// files; a directory under .git, or reached through a symlink, is refused.
+func (o *dirOpener) open(dir string) (dirReader, error) {
+	if isGitPath(dir) {
+		return nil, ErrForbidden
+	}
+	if o.fast != nil && !o.noFast.Load() {
+		d, err := o.fast.open(dir)
+		if !errors.Is(err, errUnsupported) {
+			return d, err
+		}
+		o.noFast.Store(true)
+	}
+	if !o.cache.safe(o.root, dir) {
+		return nil, ErrForbidden
+	}
+	return openDirReader(o.root, dir)
+}
+
+// errUnsupported says the platform cannot do something; the caller falls
+// back to a portable way.
+var errUnsupported = errors.New("unsupported")
+
+// dirCache remembers which directories are real directories reached
+// without a symlink, so each is checked once per search.
+type dirCache struct {
+	mu sync.Mutex
+	ok map[string]bool
+}
+
+// safe reports whether dir and all its parents are real directories (no
+// symlink on the way) outside .git.
+func (c *dirCache) safe(root *os.Root, dir string) bool {
+	if dir == "." || dir == "" {
+		return true
+	}
+	c.mu.Lock()
+	ok, seen := c.ok[dir]
+	c.mu.Unlock()
+	if seen {
+		return ok
+	}
+	ok = !isGitPath(dir) && c.safe(root, path.Dir(dir))
+	if ok {
+		fi, err := root.Lstat(dir)
+		ok = err == nil && fi.IsDir()
+	}
+	c.mu.Lock()
+	c.ok[dir] = ok
+	c.mu.Unlock()
+	return ok
 }
