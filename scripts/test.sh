@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The whole test suite: unit and end-to-end tests (including the real
 # action.yml run in nektos/act), the concurrent packages under the race
-# detector, then a short fixed-time fuzz run of the patch engine.
+# detector, then short fixed-time fuzz runs of the patch engine, the search
+# matcher and the failure extractor's error-word scan.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="$PATH:$(go env GOPATH)/bin"
@@ -29,3 +30,5 @@ go test -count=1 -timeout 30m "${slow[@]}"
 # The concurrent parts again under the race detector.
 go test -race -count=1 -timeout 20m ./agent/... ./tools/ ./internal/proc/ ./internal/snapshot/ ./internal/pipeline/ ./ghapi/...
 go test -run '^$' -fuzz '^FuzzApply$' -fuzztime 20s -fuzzminimizetime 3s ./internal/patch
+go test -run '^$' -fuzz '^FuzzSearchMatcher$' -fuzztime 20s -fuzzminimizetime 3s ./tools
+go test -run '^$' -fuzz '^FuzzLooksLikeError$' -fuzztime 20s -fuzzminimizetime 3s ./internal/failure
