@@ -4,9 +4,15 @@ go 1.26.0
 
 require (
 	github.com/google/go-github/v62 v62.0.0
+	github.com/landlock-lsm/go-landlock v0.11.2
 	github.com/sethvargo/go-githubactions v1.3.0
 	go.yaml.in/yaml/v3 v3.0.4
 	golang.org/x/oauth2 v0.38.0
+)
+
+require (
+	golang.org/x/sys v0.49.0 // indirect
+	kernel.org/pub/linux/libs/security/libcap/psx v1.2.78 // indirect
 )
 
 require (
