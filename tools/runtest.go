@@ -71,6 +71,8 @@ type RunTest struct {
 	mu          sync.Mutex
 	next        int    // last log number handed out
 	protections string // what confined the latest run
+	leftovers   int    // processes the latest run left, killed
+	runs        int    // runs finished (started or not)
 }
 
 // NewRunTest returns the run_test tool for ws. A missing command is not an
@@ -281,7 +283,8 @@ func (r *RunTest) run(ctx context.Context, argv, notes []string, narrowed bool) 
 		Protections: protections(res, r.cfg.NoSandbox), Leftovers: res.Leftovers,
 	}
 	r.mu.Lock()
-	r.protections = out.Protections
+	r.protections, r.leftovers = out.Protections, out.Leftovers
+	r.runs++
 	r.mu.Unlock()
 	view := res.Stdout.Trim(answerHeadBytes, answerTailBytes)
 	out.OutputCutOff = view.Truncated()
@@ -319,6 +322,44 @@ func (r *RunTest) Protections() string {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.protections
+}
+
+// EventIsolation is the trace event IsolationEvents adds after each
+// run_test call: what contained that run.
+const EventIsolation = "run_test.isolation"
+
+// IsolationEvents returns a sink that forwards every event to next and,
+// after the tool.end of each run_test call that ran the command, emits an
+// EventIsolation event naming what contained the run (data: step, id,
+// protections, leftovers_killed).
+func (r *RunTest) IsolationEvents(next agent.EventSink) agent.EventSink {
+	return &isolationSink{rt: r, next: next}
+}
+
+type isolationSink struct {
+	rt   *RunTest
+	next agent.EventSink
+	mu   sync.Mutex
+	seen int // runs already reported
+}
+
+func (s *isolationSink) Emit(e agent.Event) {
+	s.next.Emit(e)
+	if e.Type != agent.EventToolEnd || e.Data["tool"] != "run_test" {
+		return
+	}
+	s.rt.mu.Lock()
+	runs, prot, left := s.rt.runs, s.rt.protections, s.rt.leftovers
+	s.rt.mu.Unlock()
+	s.mu.Lock()
+	fresh := runs > s.seen
+	s.seen = runs
+	s.mu.Unlock()
+	if !fresh || prot == "" {
+		return
+	}
+	s.next.Emit(agent.Event{Type: EventIsolation, Time: e.Time, Data: map[string]any{
+		"step": e.Data["step"], "id": e.Data["id"], "protections": prot, "leftovers_killed": left}})
 }
 
 // protections is one line: the containment mechanism, then the sandbox.

@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/org/mini-agent/agent"
 	"github.com/org/mini-agent/internal/failure"
 	"github.com/org/mini-agent/internal/sandbox"
 )
@@ -294,5 +295,36 @@ func TestFailureAfterLogCapIsExtracted(t *testing.T) {
 	}
 	if ids := fc.IDs(); !contains(ids, "TestLateFailure") {
 		t.Fatalf("failure after the cap lost: ids %q", ids)
+	}
+}
+
+// Each run_test call that ran the command is followed in the trace by an
+// event naming what contained it; other tools' calls and calls that ran
+// nothing are not.
+func TestIsolationEvents(t *testing.T) {
+	t.Parallel()
+	ws := openWS(t, t.TempDir())
+	rt := NewRunTest(ws, RunTestConfig{Command: "true"})
+	rec := &agent.Recorder{}
+	sink := rt.IsolationEvents(rec)
+	end := func(tool string) {
+		sink.Emit(agent.Event{Type: agent.EventToolEnd, Data: map[string]any{"tool": tool, "step": 1, "id": "c1"}})
+	}
+	end("run_test") // before any run: nothing to say
+	if _, err := rt.RunCommand(t.Context(), nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	end("search")
+	end("run_test")
+	end("run_test") // no new run
+	var iso []agent.Event
+	for _, e := range rec.Events() {
+		if e.Type == EventIsolation {
+			iso = append(iso, e)
+		}
+	}
+	if len(rec.Events()) != 5 || len(iso) != 1 || iso[0].Data["protections"] != rt.Protections() ||
+		!strings.HasPrefix(rt.Protections(), "processes: ") {
+		t.Fatalf("events %+v", rec.Events())
 	}
 }

@@ -62,6 +62,11 @@ type Bundle struct {
 	CostKnown  bool         `json:"cost_known"`
 	Warnings   []string     `json:"warnings,omitempty"`
 	Extra      ExtraContext `json:"context,omitempty"`
+
+	// Isolation names what contained the test command's latest run: the
+	// mechanism that killed what it left running, and the kernel sandbox
+	// (or why there was none).
+	Isolation string `json:"isolation,omitempty"`
 }
 
 // ExtraContext carries publishing context (GitHub run, PR) when known.
