@@ -313,6 +313,11 @@ func (r *RunTest) run(ctx context.Context, argv, notes []string, narrowed bool) 
 // the temp dir, the tool caches env implies and the configured extras.
 func (r *RunTest) writable(env []string) []string {
 	w := []string{r.ws.Dir(), os.TempDir(), "/tmp"}
+	for _, kv := range env {
+		if v, ok := strings.CutPrefix(kv, "TMPDIR="); ok && filepath.IsAbs(v) {
+			w = append(w, v) // the command's own temp dir, when the caller set another
+		}
+	}
 	w = append(w, sandbox.ToolCaches(env)...)
 	return append(w, r.cfg.WritableDirs...)
 }

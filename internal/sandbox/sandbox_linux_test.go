@@ -258,3 +258,29 @@ func TestSandboxRunsGoTest(t *testing.T) {
 		t.Fatalf("the test's write in the workspace is missing: %v", err)
 	}
 }
+
+// BenchmarkStartOverhead measures what the wrapper adds to starting a
+// command: run `true` directly and through the sandbox in the same run.
+func BenchmarkStartOverhead(b *testing.B) {
+	truePath, err := exec.LookPath("true")
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, mode := range []string{"direct", "sandboxed"} {
+		b.Run(mode, func(b *testing.B) {
+			argv := []string{truePath}
+			if mode == "sandboxed" {
+				var st sandbox.Status
+				argv, st = sandbox.Command(sandbox.Policy{Launcher: sandbox.Launcher(), Writable: []string{os.TempDir()}}, argv)
+				if !st.Active() {
+					b.Skipf("no sandbox: %s", st)
+				}
+			}
+			for b.Loop() {
+				if err := exec.Command(argv[0], argv[1:]...).Run(); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
