@@ -41,7 +41,8 @@ type Status struct {
 	// Writes: writes are limited to Policy.Writable.
 	Writes bool
 	// Ptrace: the command cannot ptrace, or read /proc/<pid>/environ or
-	// mem of, a process outside the sandbox (Landlock's ptrace rule).
+	// mem of, a process outside the sandbox (Landlock's ptrace rule). Not
+	// claimed when running as root, which was measured to keep the access.
 	Ptrace bool
 	// Signals and AbstractUnix: the command cannot signal, or connect to
 	// an abstract unix socket of, a process outside the sandbox (ABI 6).
