@@ -149,7 +149,10 @@ func parseWrapperArgs(args []string) (writable, argv []string, err error) {
 // ToolCaches returns the directories build tools write to outside the
 // project, as env (the command's environment) sets or implies them: the Go
 // build and module caches and temp dir, the XDG cache (pip, yarn, go-build
-// by default), npm's, cargo's and rustup's homes, Gradle's and Maven's.
+// by default), npm's cache, cargo's registry and git checkouts, Gradle's
+// and Maven's caches. Directories holding programs later steps run from
+// PATH or configuration they execute (GOPATH/bin, ~/.cargo/bin, rustup's
+// toolchains, ~/.gradle/init.d) are left out.
 func ToolCaches(env []string) []string {
 	get := func(name string) string {
 		for i := len(env) - 1; i >= 0; i-- {
@@ -166,14 +169,20 @@ func ToolCaches(env []string) []string {
 		}
 		return filepath.Join(home, rel)
 	}
+	cargo := get("CARGO_HOME")
+	if cargo == "" {
+		cargo = inHome(".cargo")
+	}
 	dirs := []string{
 		get("GOCACHE"), get("GOMODCACHE"), get("GOTMPDIR"),
 		get("XDG_CACHE_HOME"), inHome(".cache"),
 		get("npm_config_cache"), inHome(".npm"),
 		get("PIP_CACHE_DIR"), get("YARN_CACHE_FOLDER"),
-		get("CARGO_HOME"), inHome(".cargo"), get("CARGO_TARGET_DIR"),
-		get("RUSTUP_HOME"), inHome(".rustup"),
-		inHome(".gradle"), inHome(".m2"),
+		get("CARGO_TARGET_DIR"),
+		inHome(".gradle/caches"), inHome(".gradle/wrapper"), inHome(".m2/repository"),
+	}
+	if filepath.IsAbs(cargo) {
+		dirs = append(dirs, filepath.Join(cargo, "registry"), filepath.Join(cargo, "git"), filepath.Join(cargo, ".package-cache"))
 	}
 	gopath := get("GOPATH")
 	if gopath == "" {

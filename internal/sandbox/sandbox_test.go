@@ -38,18 +38,23 @@ func TestWrapperArgsRoundTrip(t *testing.T) {
 func TestToolCaches(t *testing.T) {
 	env := []string{"HOME=/home/u", "GOCACHE=/c/go-build", "GOPATH=/g1:/g2", "CARGO_HOME=relative", "PIP_CACHE_DIR=/p/"}
 	got := ToolCaches(env)
-	for _, want := range []string{"/c/go-build", "/home/u/.cache", "/home/u/.npm", "/g1/pkg", "/g2/pkg", "/home/u/.cargo", "/p"} {
+	for _, want := range []string{"/c/go-build", "/home/u/.cache", "/home/u/.npm", "/g1/pkg", "/g2/pkg", "/p",
+		"/home/u/.gradle/caches", "/home/u/.m2/repository"} {
 		if !slices.Contains(got, want) {
 			t.Errorf("ToolCaches lacks %s: %q", want, got)
 		}
 	}
-	for _, bad := range []string{"relative", "/home/u", "/home/u/go/pkg", "/g1"} {
+	for _, bad := range []string{"relative", "/home/u", "/home/u/go/pkg", "/g1", "/g1/bin", "/home/u/.cargo", "/home/u/.cargo/bin",
+		"relative/registry", "/home/u/.cargo/registry", "/home/u/.rustup", "/home/u/.gradle"} {
 		if slices.Contains(got, bad) {
 			t.Errorf("ToolCaches has %s: %q", bad, got)
 		}
 	}
-	if got := ToolCaches([]string{"HOME=/h"}); !slices.Contains(got, "/h/go/pkg") {
-		t.Errorf("default GOPATH missing: %q", got)
+	got = ToolCaches([]string{"HOME=/h"})
+	for _, want := range []string{"/h/go/pkg", "/h/.cargo/registry", "/h/.cargo/git"} {
+		if !slices.Contains(got, want) {
+			t.Errorf("default %s missing: %q", want, got)
+		}
 	}
 }
 
