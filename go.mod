@@ -4,6 +4,7 @@ go 1.26.0
 
 require (
 	github.com/google/go-github/v62 v62.0.0
+	github.com/landlock-lsm/go-landlock v0.11.2
 	github.com/rhysd/actionlint v1.7.12
 	github.com/sethvargo/go-githubactions v1.3.0
 	go.yaml.in/yaml/v3 v3.0.4
@@ -19,7 +20,8 @@ require (
 	github.com/mattn/go-runewidth v0.0.21 // indirect
 	github.com/mattn/go-shellwords v1.0.12 // indirect
 	github.com/robfig/cron/v3 v3.0.1 // indirect
-	golang.org/x/sys v0.48.0 // indirect
+	golang.org/x/sys v0.49.0 // indirect
+	kernel.org/pub/linux/libs/security/libcap/psx v1.2.78 // indirect
 )
 
 require (

@@ -1,6 +1,7 @@
 package tools
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/org/mini-agent/agent"
 	"github.com/org/mini-agent/internal/proc"
+	"github.com/org/mini-agent/internal/sandbox"
 )
 
 // DefaultRunTestTimeout bounds one run_test call when the config leaves it zero.
@@ -42,8 +44,17 @@ type RunTestConfig struct {
 	Timeout time.Duration
 	// SecretNames are extra environment variables to scrub (see proc.IsSecretName).
 	SecretNames []string
-	// Env is the base environment before scrubbing; nil means os.Environ().
+	// EnvAllow are extra environment variables the command keeps, beyond
+	// proc.IsAllowedName's list ("NAME", or "PREFIX*"); secret-looking
+	// names are dropped all the same.
+	EnvAllow []string
+	// Env is the base environment before filtering; nil means os.Environ().
 	Env []string
+	// WritableDirs are extra directories the command may write to in the
+	// sandbox, beyond the workspace, the temp dir and the tool caches.
+	WritableDirs []string
+	// NoSandbox runs the command without the kernel sandbox.
+	NoSandbox bool
 	// Summarize, if set, extracts the failing tests from the (bounded)
 	// combined output, one line each.
 	Summarize func(output []byte) []string
@@ -57,8 +68,11 @@ type RunTest struct {
 	cmd    testCommand
 	cmdErr error
 
-	mu   sync.Mutex
-	next int // last log number handed out
+	mu          sync.Mutex
+	next        int    // last log number handed out
+	protections string // what confined the latest run
+	leftovers   int    // processes the latest run left, killed
+	runs        int    // runs finished (started or not)
 }
 
 // NewRunTest returns the run_test tool for ws. A missing command is not an
@@ -96,6 +110,11 @@ type RunOutcome struct {
 	Failing []string
 	// Notes say how the narrowing was interpreted.
 	Notes []string
+	// Protections names what contained the run (the mechanism that killed
+	// its leftovers, the kernel sandbox or why there was none); Leftovers
+	// counts the processes killed after the command ended.
+	Protections string
+	Leftovers   int
 }
 
 // Passed reports a zero exit within the time limit.
@@ -241,14 +260,19 @@ func (r *RunTest) run(ctx context.Context, argv, notes []string, narrowed bool) 
 	if env == nil {
 		env = os.Environ()
 	}
-	res, runErr := proc.Run(ctx, proc.Spec{
+	env = proc.AllowEnv(env, r.cfg.EnvAllow, r.cfg.SecretNames)
+	spec := proc.Spec{
 		Dir:         r.ws.Dir(),
 		Argv:        argv,
-		Env:         proc.ScrubEnv(env, r.cfg.SecretNames),
+		Env:         env,
 		Timeout:     r.cfg.Timeout,
 		MergeStderr: true,
 		LogPath:     logPath,
-	})
+	}
+	if !r.cfg.NoSandbox {
+		spec.Sandbox = &sandbox.Policy{Launcher: sandbox.Launcher(), Writable: r.writable(env)}
+	}
+	res, runErr := proc.Run(ctx, spec)
 	if errors.Is(runErr, proc.ErrNotStarted) {
 		os.Remove(logPath)
 		return RunOutcome{}, fmt.Errorf("test command %q: %w", r.cmd.line, runErr)
@@ -257,7 +281,12 @@ func (r *RunTest) run(ctx context.Context, argv, notes []string, narrowed bool) 
 		RunID: id, ExitCode: res.ExitCode, Signal: res.Signal, Duration: res.Duration, TimedOut: res.TimedOut,
 		Argv: argv, LogPath: logPath, LogRef: fmt.Sprintf("%s%d.log", RunsPrefix, id), Notes: notes,
 		OutputBytes: res.Stdout.TotalBytes, OutputLines: res.Stdout.TotalLines,
+		Protections: protections(res, r.cfg.NoSandbox), Leftovers: res.Leftovers,
 	}
+	r.mu.Lock()
+	r.protections, r.leftovers = out.Protections, out.Leftovers
+	r.runs++
+	r.mu.Unlock()
 	view := res.Stdout.Trim(answerHeadBytes, answerTailBytes)
 	out.OutputCutOff = view.Truncated()
 	out.Output = renderOutput(view, out.LogRef)
@@ -265,8 +294,12 @@ func (r *RunTest) run(ctx context.Context, argv, notes []string, narrowed bool) 
 		out.Failing = r.cfg.Summarize(res.Stdout.Bytes())
 	}
 	out.Notes = append(out.Notes, r.diagnose(out.ExitCode, res.Stdout, narrowed)...)
+	if res.Leftovers > 0 {
+		out.Notes = append(out.Notes, fmt.Sprintf("%d processes the command left running were killed", res.Leftovers))
+	}
 	if res.LogDropped > 0 {
-		out.Notes = append(out.Notes, fmt.Sprintf("the saved log %s was capped at %d bytes; the last %d bytes of output are only in the tail shown here", out.LogRef, res.LogBytes, res.LogDropped))
+		kept := appendTail(logPath, res.Stdout, res.LogDropped)
+		out.Notes = append(out.Notes, fmt.Sprintf("the saved log %s was capped at %d bytes; of the %d bytes after the cap, the last %d are appended to it after the cap marker", out.LogRef, res.LogBytes, res.LogDropped, kept))
 	}
 	if res.LogErr != nil {
 		out.Notes = append(out.Notes, "the full log could not be saved completely: "+res.LogErr.Error())
@@ -275,6 +308,104 @@ func (r *RunTest) run(ctx context.Context, argv, notes []string, narrowed bool) 
 		return out, fmt.Errorf("run_test: %w", runErr)
 	}
 	return out, nil
+}
+
+// writable lists what the sandboxed command may write to: the workspace,
+// the temp dir, the tool caches env implies and the configured extras.
+func (r *RunTest) writable(env []string) []string {
+	w := []string{r.ws.Dir(), os.TempDir(), "/tmp"}
+	for _, kv := range env {
+		if v, ok := strings.CutPrefix(kv, "TMPDIR="); ok && filepath.IsAbs(v) {
+			w = append(w, v) // the command's own temp dir, when the caller set another
+		}
+	}
+	w = append(w, sandbox.ToolCaches(env)...)
+	return append(w, r.cfg.WritableDirs...)
+}
+
+// Protections names what contained the latest run ("" before any run).
+func (r *RunTest) Protections() string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.protections
+}
+
+// EventIsolation is the trace event IsolationEvents adds after each
+// run_test call: what contained that run.
+const EventIsolation = "run_test.isolation"
+
+// IsolationEvents returns a sink that forwards every event to next and,
+// after the tool.end of each run_test call that ran the command, emits an
+// EventIsolation event naming what contained the run (data: step, id,
+// protections, leftovers_killed).
+func (r *RunTest) IsolationEvents(next agent.EventSink) agent.EventSink {
+	return &isolationSink{rt: r, next: next}
+}
+
+type isolationSink struct {
+	rt   *RunTest
+	next agent.EventSink
+	mu   sync.Mutex
+	seen int // runs already reported
+}
+
+func (s *isolationSink) Emit(e agent.Event) {
+	s.next.Emit(e)
+	if e.Type != agent.EventToolEnd || e.Data["tool"] != "run_test" {
+		return
+	}
+	s.rt.mu.Lock()
+	runs, prot, left := s.rt.runs, s.rt.protections, s.rt.leftovers
+	s.rt.mu.Unlock()
+	s.mu.Lock()
+	fresh := runs > s.seen
+	s.seen = runs
+	s.mu.Unlock()
+	if !fresh || prot == "" {
+		return
+	}
+	s.next.Emit(agent.Event{Type: EventIsolation, Time: e.Time, Data: map[string]any{
+		"step": e.Data["step"], "id": e.Data["id"], "protections": prot, "leftovers_killed": left}})
+}
+
+// protections is one line: the containment mechanism, then the sandbox.
+func protections(res proc.Result, noSandbox bool) string {
+	box := res.Sandbox.String()
+	if noSandbox {
+		box = "landlock off: disabled by configuration"
+	}
+	return "processes: " + res.Containment + "; " + box
+}
+
+// appendTail adds to a capped log the part of the output's in-memory tail
+// that the cap dropped, so that what failed at the very end (the usual
+// place) is in the file failure extraction and read_file read. It returns
+// the bytes added.
+func appendTail(path string, c proc.Capture, dropped int64) int64 {
+	tail := c.Tail
+	if int64(len(tail)) > dropped {
+		tail = tail[int64(len(tail))-dropped:]
+	}
+	if int64(len(tail)) < dropped {
+		// Bytes between the cap and the tail are lost: start at a line.
+		if i := bytes.IndexByte(tail, '\n'); i >= 0 && i+1 < len(tail) {
+			tail = tail[i+1:]
+		}
+	}
+	if len(tail) == 0 {
+		return 0
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		return 0
+	}
+	defer f.Close()
+	header := fmt.Sprintf("[mini-agent: the last %d bytes of output, kept in memory, follow]\n", len(tail))
+	if _, err := f.WriteString(header); err != nil {
+		return 0
+	}
+	n, _ := f.Write(tail)
+	return int64(n)
 }
 
 // reserveLog claims the next free N.log in the runs dir. O_EXCL keeps two

@@ -31,6 +31,9 @@ func (o RunOutcome) Text() string {
 	fmt.Fprintf(&b, "duration: %s\n", o.Duration.Round(time.Millisecond))
 	fmt.Fprintf(&b, "timed_out: %t\n", o.TimedOut)
 	fmt.Fprintf(&b, "command: %s\n", truncate(displayArgv(o.Argv), maxCommandDisplay))
+	if o.Protections != "" {
+		fmt.Fprintf(&b, "isolation: %s\n", truncate(oneLine(o.Protections), 2*maxLineBytes))
+	}
 	for _, n := range o.Notes {
 		fmt.Fprintf(&b, "note: %s\n", truncate(oneLine(n), maxLineBytes))
 	}

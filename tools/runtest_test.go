@@ -141,13 +141,18 @@ func TestRunTestEnvScrubbed(t *testing.T) {
 		"FOO_SECRET":                   "canary-foo-secret-7777",
 		"db_password":                  "canary-db-password-8888",
 		"DEPLOY_CONF":                  "canary-configured-9999",
+		// Names no deny-list recognises: only the allow-list keeps them out.
+		"DEPLOY_CREDS":      "canary-deploy-creds-1010",
+		"AWS_ACCESS_KEY_ID": "canary-aws-key-id-1212",
+		"DATABASE_URL":      "postgres://u:canary-db-url-1313@h/db",
 	}
 	env := os.Environ()
 	for k, v := range canaries {
 		env = append(env, k+"="+v)
 	}
 	env = append(env, "HARMLESS_VAR=visible-harmless")
-	rt := NewRunTest(ws, RunTestConfig{Command: "go test -count=1 -v ./...", Env: env, SecretNames: []string{"DEPLOY_CONF"}})
+	rt := NewRunTest(ws, RunTestConfig{Command: "go test -count=1 -v ./...", Env: env, SecretNames: []string{"DEPLOY_CONF"},
+		EnvAllow: []string{"HARMLESS_VAR", "DEPLOY_CONF"}})
 	out, err := rt.RunCommand(t.Context(), []string{"TestPrintEnv"}, []string{"envp"})
 	if err != nil {
 		t.Fatal(err)

@@ -17,6 +17,7 @@ import (
 	"github.com/org/mini-agent/internal/bundle"
 	"github.com/org/mini-agent/internal/demo"
 	"github.com/org/mini-agent/internal/fakellm"
+	"github.com/org/mini-agent/internal/sandbox"
 )
 
 // The end-to-end tests run the real binary on a real Go module with real
@@ -25,6 +26,7 @@ import (
 var binary string
 
 func TestMain(m *testing.M) {
+	sandbox.Main() // the in-process runs of Main use this binary as their launcher
 	dir, err := os.MkdirTemp("", "mini-agent-e2e-")
 	if err != nil {
 		panic(err)

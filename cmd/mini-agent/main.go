@@ -7,9 +7,14 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+
+	"github.com/org/mini-agent/internal/sandbox"
 )
 
 func main() {
+	// First: in its hidden wrapper mode the binary confines itself and
+	// execs the test command (see internal/sandbox); nothing else runs.
+	sandbox.Main()
 	hardenProcess()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	// The first signal cancels the run cleanly (test process groups killed,

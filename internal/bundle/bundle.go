@@ -68,6 +68,11 @@ type Bundle struct {
 	WhyStopped string `json:"why_stopped,omitempty"`
 	// MiniAgentVersion is the version of the mini-agent that made the run.
 	MiniAgentVersion string `json:"mini_agent_version,omitempty"`
+
+	// Isolation names what contained the test command's latest run: the
+	// mechanism that killed what it left running, and the kernel sandbox
+	// (or why there was none).
+	Isolation string `json:"isolation,omitempty"`
 }
 
 // ExtraContext carries publishing context (GitHub run, PR) when known.

@@ -338,15 +338,16 @@ func TestSecretInABinaryFileIsDiscarded(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Stands for test code that found the token and wrote it to a file.
-	writer := "--- /dev/null\n+++ b/writer_test.go\n@@ -0,0 +1,7 @@\n+package cart\n+\n+import \"os\"\n+\n+func init() {\n+\tos.WriteFile(\"blob.bin\", []byte(\"\\x00\\x01\"+os.Getenv(\"LEAKED\")), 0o644)\n+}\n"
+	writer := "--- /dev/null\n+++ b/writer_test.go\n@@ -0,0 +1,7 @@\n+package cart\n+\n+import \"os\"\n+\n+func init() {\n+\tos.WriteFile(\"blob.bin\", []byte(\"\\x00\\x01\"+os.Getenv(\"GO_LEAKED\")), 0o644)\n+}\n"
 	m := &scripted{outs: []agent.Output{
 		patchCall(writer),
 		{ToolCalls: []agent.ToolCall{{Name: "run_test", Arguments: json.RawMessage(`{}`)}}},
 		patchCall("--- a/cart.go\n+++ b/cart.go\n@@ -14 +14 @@\n-\tfor i := 1; i < len(items); i++ {\n+\tfor i := 0; i < len(items); i++ {\n"),
 		{Message: "## Summary\ndone\n## Root cause\nx\n## Assumptions\nnone"},
 	}}
-	// LEAKED is not a secret name, so it reaches the test; GITHUB_TOKEN has the same value.
-	env := append(os.Environ(), "LEAKED="+canary, "GITHUB_TOKEN="+canary)
+	// GO_LEAKED is allow-listed and not a secret name, so it reaches the
+	// test; GITHUB_TOKEN has the same value.
+	env := append(os.Environ(), "GO_LEAKED="+canary, "GITHUB_TOKEN="+canary)
 	out, err := Run(context.Background(), Options{Mode: agent.ModeFix, Workdir: dir, TestCommand: "go test ./...",
 		Provider: "script", ModelImpl: m, Environ: env})
 	if err != nil {

@@ -39,6 +39,8 @@ type Outcome struct {
 	// Summary is the rendered markdown (PR body / job summary).
 	Summary string
 	Events  []agent.Event
+
+	isolation func() string // the test command's protections, for the bundle
 }
 
 // Run executes the job. A configuration problem returns an error wrapping
@@ -74,7 +76,7 @@ func Run(ctx context.Context, o Options) (*Outcome, error) {
 
 	b := &bundle.Bundle{Version: bundle.Version, Mode: string(o.Mode), Provider: o.Provider, Model: modelName,
 		Command: o.TestCommand, BaseSHA: headSHA(ctx, ws.Dir()), MiniAgentVersion: o.Version}
-	out := &Outcome{Bundle: b}
+	out := &Outcome{Bundle: b, isolation: runTest.Protections}
 
 	fc, initial, err := o.failureContext(ctx, ws, runTest)
 	if err != nil {
@@ -119,7 +121,7 @@ func Run(ctx context.Context, o Options) (*Outcome, error) {
 		policy = agent.ReadOnly{}
 	}
 	ag := &agent.Agent{
-		Model: model, Tools: reg, Policy: policy, Events: sinks, Limits: o.Limits, ModelName: modelName,
+		Model: model, Tools: reg, Policy: policy, Events: runTest.IsolationEvents(sinks), Limits: o.Limits, ModelName: modelName,
 		System: agent.Instructions(agent.InstructionOptions{Mode: o.Mode, AgentsMD: readAgentsMD(ws), Extra: o.Instructions}),
 		Cost: func(m string, u agent.Usage) (float64, bool) {
 			return provider.Cost(m, u, o.PriceOverrides)
@@ -228,6 +230,9 @@ func (o *Options) model() (agent.Model, string, error) {
 func (o *Options) finish(out *Outcome, status string, redact func(string) string) (*Outcome, error) {
 	b := out.Bundle
 	b.Status = status
+	if out.isolation != nil {
+		b.Isolation = out.isolation()
+	}
 	out.ExitCode = exitCode(status)
 	b.Message = redact(b.Message)
 	b.Report.Summary, b.Report.RootCause = redact(b.Report.Summary), redact(b.Report.RootCause)

@@ -136,3 +136,69 @@ func envName(kv string) (name, value string, ok bool) {
 	i += min(1, len(kv))
 	return kv[:i], kv[i+1:], true
 }
+
+// allowedNames are the variables a test command keeps (exact names,
+// case-insensitive): the user, locale, terminal, temp dir and CI markers
+// build tools and test runners read, and proxy settings.
+var allowedNames = []string{
+	"PATH", "HOME", "USER", "LOGNAME", "SHELL", "LANG", "LANGUAGE", "TZ", "HOSTNAME",
+	"TMPDIR", "TEMP", "TMP", "TERM", "COLORTERM", "NO_COLOR", "FORCE_COLOR",
+	"CI", "GITHUB_ACTIONS", "RUNNER_OS", "RUNNER_ARCH", "RUNNER_TEMP", "RUNNER_TOOL_CACHE",
+	"XDG_CACHE_HOME", "XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_RUNTIME_DIR",
+	"SSL_CERT_FILE", "SSL_CERT_DIR", "REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE", "HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY", "ALL_PROXY",
+	"CC", "CXX", "CFLAGS", "CXXFLAGS", "CPPFLAGS", "LDFLAGS", "PKG_CONFIG_PATH", "LD_LIBRARY_PATH",
+	"VIRTUAL_ENV", "CONDA_PREFIX", "JAVA_HOME",
+}
+
+// allowedPrefixes are kept as name prefixes (case-insensitive): locale
+// categories and the toolchains' own settings (Go, cgo, Node and npm,
+// Python and pip, Rust, Java builds).
+var allowedPrefixes = []string{
+	"LC_", "GO", "CGO_", "NODE_", "NPM_CONFIG_", "YARN_", "PYTHON", "PIP_", "PYTEST_",
+	"CARGO", "RUSTUP", "RUST", "JAVA_", "GRADLE_", "MAVEN_",
+}
+
+// IsAllowedName reports whether a test command keeps the variable: it is
+// on the fixed allow-list (see allowedNames, allowedPrefixes) or among
+// extra (exact names; a trailing "*" makes a prefix). Matching is
+// case-insensitive. A name allowed here is still dropped when it looks
+// like a secret (see AllowEnv).
+func IsAllowedName(name string, extra []string) bool {
+	u := strings.ToUpper(name)
+	if slices.Contains(allowedNames, u) {
+		return true
+	}
+	for _, p := range allowedPrefixes {
+		if strings.HasPrefix(u, p) {
+			return true
+		}
+	}
+	for _, e := range extra {
+		e = strings.ToUpper(strings.TrimSpace(e))
+		if prefix, ok := strings.CutSuffix(e, "*"); ok {
+			if prefix != "" && strings.HasPrefix(u, prefix) {
+				return true
+			}
+		} else if e != "" && u == e {
+			return true
+		}
+	}
+	return false
+}
+
+// AllowEnv returns the environment a test command gets: only the variables
+// IsAllowedName keeps (with extraAllowed), and of those none that ScrubEnv
+// would remove (secret names, with extraSecret; the runner's command
+// files). An allow-listed name that looks like a secret (GOPROXY_TOKEN,
+// npm_config__auth*) is still dropped. The input is not modified.
+func AllowEnv(env []string, extraAllowed, extraSecret []string) []string {
+	out := make([]string, 0, len(env))
+	for _, kv := range env {
+		name, _, ok := envName(kv)
+		// npm keeps registry credentials in npm_config__auth and friends.
+		if ok && IsAllowedName(name, extraAllowed) && !strings.HasPrefix(strings.ToUpper(name), "NPM_CONFIG__") {
+			out = append(out, kv)
+		}
+	}
+	return ScrubEnv(out, extraSecret)
+}

@@ -82,3 +82,34 @@ func TestScrubEnvDropsRunnerCommandFiles(t *testing.T) {
 		t.Fatalf("command file paths are not secrets to redact: %q", v)
 	}
 }
+
+// The test command's environment is an allow-list: a credential under a
+// name the deny-list does not know (AWS_ACCESS_KEY_ID, DATABASE_URL) is
+// gone too, and an allowed prefix does not let a secret-looking name through.
+func TestAllowEnv(t *testing.T) {
+	env := []string{
+		"PATH=/usr/bin", "HOME=/home/u", "LC_ALL=C", "GOFLAGS=-mod=mod", "CGO_ENABLED=0",
+		"npm_config_cache=/c", "PYTHONPATH=/p", "CARGO_HOME=/cargo", "CI=true", "RUNNER_OS=Linux",
+		"GITHUB_TOKEN=ghp_canary0000000000", "OPENAI_API_KEY=sk-canary000000",
+		"AWS_ACCESS_KEY_ID=AKIACANARY", "DATABASE_URL=postgres://u:canary@h/db", "SOME_VAR=canary",
+		"GOPROXY_TOKEN=canary-token", "npm_config__auth=canary", "npm_config__authToken=canary",
+		"GITHUB_ENV=/runner/env", "ACTIONS_RUNTIME_TOKEN=canary", "MY_TOOL_HOME=/t", "EXTRA_SETTING=1",
+		"CARGO_REGISTRY_TOKEN=canary", "noequals",
+	}
+	got := AllowEnv(env, []string{"MY_TOOL_*", "extra_setting"}, nil)
+	want := []string{"PATH=/usr/bin", "HOME=/home/u", "LC_ALL=C", "GOFLAGS=-mod=mod", "CGO_ENABLED=0",
+		"npm_config_cache=/c", "PYTHONPATH=/p", "CARGO_HOME=/cargo", "CI=true", "RUNNER_OS=Linux",
+		"MY_TOOL_HOME=/t", "EXTRA_SETTING=1"}
+	if !slices.Equal(got, want) {
+		t.Fatalf("AllowEnv =\n%q\nwant\n%q", got, want)
+	}
+	for _, kv := range got {
+		if strings.Contains(kv, "canary") {
+			t.Errorf("canary passed: %s", kv)
+		}
+	}
+	// The deny-list's extra names apply on top of the allow-list.
+	if got := AllowEnv([]string{"GOPRIVATE_X=1", "LANG=C"}, nil, []string{"GOPRIVATE_X"}); !slices.Equal(got, []string{"LANG=C"}) {
+		t.Fatalf("extra secret name kept: %q", got)
+	}
+}

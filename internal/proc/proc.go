@@ -1,8 +1,11 @@
 // Package proc runs one untrusted-output command the way mini-agent needs:
-// in its own process group, with a deadline, killing the whole group
-// (grandchildren included) on timeout or cancellation, with a scrubbed
-// environment, bounded in-memory head/tail capture and an optional capped
-// log file receiving the full output.
+// in its own session and process group, with a deadline, killing the whole
+// group on timeout or cancellation and, at the end of every run, every
+// process the run left behind whatever session it moved to (on Linux: a
+// cgroup where one can be made, else the child-subreaper re-parenting and
+// /proc), with a scrubbed environment, optionally in a kernel sandbox,
+// bounded in-memory head/tail capture and an optional capped log file
+// receiving the full output.
 package proc
 
 import (
@@ -12,8 +15,12 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"strings"
 	"sync"
 	"time"
+
+	"github.com/org/mini-agent/internal/sandbox"
 )
 
 // Limits and delays used when a Spec leaves them zero.
@@ -57,6 +64,12 @@ type Spec struct {
 	LogPath string
 	// LogLimit caps the log file; zero means DefaultLogLimit.
 	LogLimit int64
+	// Sandbox, when set, runs the command confined by it (see package
+	// sandbox); where no protection is available it runs unconfined and
+	// Result.Sandbox says why.
+	Sandbox *sandbox.Policy
+
+	noCgroup bool // tests: use the fallback containment
 }
 
 // Result is what a finished run produced.
@@ -81,6 +94,13 @@ type Result struct {
 	// LogErr is the first error writing the log file. The run itself is
 	// still valid: the output kept in memory is complete in its own way.
 	LogErr error
+	// Containment names the mechanism that found and killed what the run
+	// left behind; Leftovers counts the processes it killed after the
+	// leader was gone (or killed).
+	Containment string
+	Leftovers   int
+	// Sandbox is what confined the command (zero without Spec.Sandbox).
+	Sandbox sandbox.Status
 }
 
 // Run starts s.Argv and waits for it. A non-zero exit or a timeout is a
@@ -130,15 +150,34 @@ func Run(ctx context.Context, s Spec) (Result, error) {
 		st.r, st.w, st.log = r, w, log
 	}
 
-	cmd := exec.Command(s.Argv[0], s.Argv[1:]...)
-	cmd.Dir = s.Dir
-	cmd.Env = s.Env
-	if cmd.Env == nil {
-		cmd.Env = []string{}
+	argv := s.Argv
+	var box sandbox.Status
+	if s.Sandbox != nil {
+		// The command is resolved here, as exec.Command would, so a missing
+		// program is still ErrNotStarted and not a wrapper's exit status.
+		path, err := resolve(s.Dir, argv[0])
+		if err != nil {
+			closeStreams(streams)
+			return Result{}, fmt.Errorf("run %s: %w: %w", s.Argv[0], ErrNotStarted, err)
+		}
+		argv, box = sandbox.Command(*s.Sandbox, append([]string{path}, argv[1:]...))
+		if !box.Active() {
+			argv = s.Argv
+		}
 	}
-	cmd.Stdout = streams[0].w
-	cmd.Stderr = streams[len(streams)-1].w
-	setProcessGroup(cmd)
+	newCmd := func() *exec.Cmd {
+		cmd := exec.Command(argv[0], argv[1:]...)
+		cmd.Dir = s.Dir
+		cmd.Env = s.Env
+		if cmd.Env == nil {
+			cmd.Env = []string{}
+		}
+		cmd.Stdout = streams[0].w
+		cmd.Stderr = streams[len(streams)-1].w
+		return cmd
+	}
+	cmd := newCmd()
+	rec := setRunAttrs(cmd, s.noCgroup)
 
 	runCtx, cancel := context.WithCancel(ctx)
 	if s.Timeout > 0 {
@@ -147,10 +186,20 @@ func Run(ctx context.Context, s Spec) (Result, error) {
 	defer cancel()
 
 	start := time.Now()
-	if err := cmd.Start(); err != nil {
+	err := cmd.Start()
+	if err != nil && rec.startFailed(cmd) {
+		// A cgroup the kernel would not clone into: run without it.
+		attr := cmd.SysProcAttr
+		cmd = newCmd()
+		cmd.SysProcAttr = attr
+		start = time.Now()
+		err = cmd.Start()
+	}
+	if err != nil {
 		closeStreams(streams)
 		return Result{}, fmt.Errorf("run %s: %w: %w", s.Argv[0], ErrNotStarted, err)
 	}
+	rec.started(cmd.Process.Pid)
 	var copies sync.WaitGroup
 	for _, st := range streams {
 		st.w.Close() // the child holds its own copy
@@ -168,10 +217,12 @@ func Run(ctx context.Context, s Spec) (Result, error) {
 		ended = true
 		waitErr = terminate(cmd.Process, waitCh, grace)
 	}
-	res := Result{Duration: time.Since(start)}
+	res := Result{Duration: time.Since(start), Containment: rec.mechanism(), Sandbox: box}
 	// Background members of the group (a server a test forgot, a sleeping
-	// grandchild) would keep the pipes open and outlive the run.
+	// grandchild) and processes that left it (a daemon that called setsid)
+	// would keep the pipes open and outlive the run.
 	killGroup(cmd.Process)
+	res.Leftovers = rec.endRun()
 	drain(&copies, streams)
 	closeStreams(streams)
 
@@ -196,6 +247,33 @@ func Run(ctx context.Context, s Spec) (Result, error) {
 		res.TimedOut = true
 	}
 	return res, nil
+}
+
+// resolve finds the program the way exec.Command does: a bare name on PATH,
+// a path relative to dir.
+func resolve(dir, name string) (string, error) {
+	if !strings.Contains(name, string(filepath.Separator)) {
+		return exec.LookPath(name)
+	}
+	p := name
+	if !filepath.IsAbs(p) {
+		p = filepath.Join(dir, p)
+		if !filepath.IsAbs(p) {
+			abs, err := filepath.Abs(p)
+			if err != nil {
+				return "", err
+			}
+			p = abs
+		}
+	}
+	fi, err := os.Stat(p)
+	if err != nil {
+		return "", err
+	}
+	if fi.IsDir() || fi.Mode().Perm()&0o111 == 0 {
+		return "", fmt.Errorf("%s: not an executable file", name)
+	}
+	return p, nil
 }
 
 // terminate asks the group to stop, then kills it after grace, and returns

@@ -100,8 +100,9 @@ func TestRunLogFileAndCap(t *testing.T) {
 	}
 }
 
-// grandchildScript starts a sleeping grandchild, records its pid, then waits.
-const grandchildScript = `sleep 300 & echo $! > "$1"; echo started; wait`
+// grandchildScript starts a sleeping grandchild, says so, records its pid
+// (after the output a cancelled run must keep), then waits.
+const grandchildScript = `sleep 300 & echo started; echo $! > "$1"; wait`
 
 func TestRunKillsGrandchild(t *testing.T) {
 	t.Parallel()

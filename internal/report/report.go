@@ -100,6 +100,9 @@ func Body(b *bundle.Bundle, o Options) string {
 		}
 		w.WriteString("\n")
 	}
+	if b.Isolation != "" {
+		fmt.Fprintf(&w, "Test command isolation: %s\n\n", b.Isolation)
+	}
 	w.WriteString("### Unverified assumptions\n\n")
 	if len(b.Report.Assumptions) == 0 {
 		if b.Report.Structured {
