@@ -1,8 +1,6 @@
 package failure
 
 import (
-	"bufio"
-	"bytes"
 	"encoding/binary"
 	"errors"
 	"io"
@@ -13,93 +11,16 @@ import (
 )
 
 const (
-	// readBuffer is the line reader's buffer; longer lines are cut to maxLine.
+	// readBuffer is the longest line read whole; longer lines are cut to
+	// maxLine (their head is kept, the rest skipped).
 	readBuffer = 64 << 10
+	// readChunk is how much of the log the line reader reads at once.
+	readChunk = 1 << 20
 	// maxCommand bounds the remembered script of the failed step.
 	maxCommand = 1024
 	// maxCommandLines bounds the lines of the remembered script.
 	maxCommandLines = 20
 )
-
-// lineReader reads lines from a log, cut to maxLine bytes, with Actions
-// timestamps, a leading BOM, ANSI escapes and carriage-return overwrites
-// removed and invalid UTF-8 repaired. The returned slice is valid until the
-// next call.
-type lineReader struct {
-	r       *bufio.Reader
-	scratch []byte
-	long    []byte
-	clean   []byte
-	first   bool
-	read    int64
-}
-
-func newLineReader(r *bufio.Reader) *lineReader {
-	return &lineReader{r: r, first: true,
-		scratch: make([]byte, 0, maxLine), long: make([]byte, 0, maxLine), clean: make([]byte, 0, maxLine)}
-}
-
-// next returns the next cleaned line, or io.EOF.
-func (lr *lineReader) next() ([]byte, error) {
-	line, err := lr.r.ReadSlice('\n')
-	lr.read += int64(len(line))
-	if errors.Is(err, bufio.ErrBufferFull) {
-		// A very long line: keep its head, skip the rest.
-		// (Not in scratch: repairing the line writes there.)
-		lr.long = append(lr.long[:0], line[:maxLine]...)
-		line = lr.long
-		for errors.Is(err, bufio.ErrBufferFull) {
-			var more []byte
-			more, err = lr.r.ReadSlice('\n')
-			lr.read += int64(len(more))
-		}
-	}
-	if err != nil && !errors.Is(err, io.EOF) {
-		return nil, err
-	}
-	if len(line) == 0 && err != nil {
-		return nil, io.EOF
-	}
-	return lr.cleanLine(line), nil
-}
-
-// cleanLine strips framing and repairs the line; it may alias line.
-func (lr *lineReader) cleanLine(line []byte) []byte {
-	if n := len(line); n > 0 && line[n-1] == '\n' {
-		line = line[:n-1]
-	}
-	if n := len(line); n > 0 && line[n-1] == '\r' {
-		line = line[:n-1]
-	}
-	if len(line) > maxLine {
-		line = line[:maxLine]
-	}
-	if lr.first {
-		lr.first = false
-		line = bytes.TrimPrefix(line, []byte("\uFEFF"))
-	}
-	line = stripTimestamp(line)
-	esc, cr, high := scanFlags(line)
-	if esc {
-		lr.clean = stripANSI(lr.clean[:0], line)
-		line = lr.clean
-	}
-	if !cr {
-		// Most lines: no carriage return.
-	} else if i := bytes.LastIndexByte(line, '\r'); i >= 0 {
-		// Progress output: the terminal shows what follows the last CR.
-		if i+1 < len(line) {
-			line = line[i+1:]
-		} else {
-			line = bytes.TrimRight(line, "\r")
-		}
-	}
-	if high && !utf8.Valid(line) {
-		lr.scratch = repairUTF8(lr.scratch[:0], line)
-		line = lr.scratch
-	}
-	return line
-}
 
 // scanFlags reports, in one pass of eight bytes at a time, whether b
 // holds an ESC (0x1b), a CR, and a byte of 0x80 or more (not ASCII).
@@ -253,7 +174,7 @@ type segmenter struct {
 	nFailed int
 }
 
-func extractLines(br *bufio.Reader, opt Options) (*FailureContext, error) {
+func extractLines(br io.Reader, opt Options) (*FailureContext, error) {
 	proj := newProject(opt.Workspace)
 	s := &segmenter{opt: opt, proj: proj, failed: newCollector(proj), other: newCollector(proj)}
 	s.cur = newStep("", budgetOf(opt), proj)
