@@ -237,3 +237,97 @@ func FuzzLineReader(f *testing.F) {
 		checkSameLines(t, data)
 	})
 }
+
+// BenchmarkLineReader reads a generated 16 MB job log from memory with
+// the chunked reader and with the reference reader.
+func BenchmarkLineReader(b *testing.B) {
+	path := b.TempDir() + "/job.log"
+	writeBenchLog(b, path, 16<<20, recognizedPieces...)
+	in, err := os.ReadFile(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	run := func(b *testing.B, next func(r io.Reader) func() ([]byte, error)) {
+		b.SetBytes(int64(len(in)))
+		start := cpuTime()
+		defer func() { b.ReportMetric(float64(cpuTime()-start)/float64(b.N), "cpu-ns/op") }()
+		for i := 0; i < b.N; i++ {
+			nx := next(bytes.NewReader(in))
+			for {
+				if _, err := nx(); err != nil {
+					break
+				}
+			}
+		}
+	}
+	b.Run("chunked", func(b *testing.B) {
+		run(b, func(r io.Reader) func() ([]byte, error) { return newLineReader(r).next })
+	})
+	b.Run("bufio", func(b *testing.B) {
+		run(b, func(r io.Reader) func() ([]byte, error) {
+			return newRefLineReader(bufio.NewReaderSize(r, readBuffer)).next
+		})
+	})
+}
+
+// BenchmarkExtractMemory extracts a generated 16 MB job log from memory
+// (no file reads), reporting the CPU time per extraction.
+func BenchmarkExtractMemory(b *testing.B) {
+	path := b.TempDir() + "/job.log"
+	writeBenchLog(b, path, 16<<20, recognizedPieces...)
+	in, err := os.ReadFile(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(int64(len(in)))
+	start := cpuTime()
+	for i := 0; i < b.N; i++ {
+		fc, err := Extract(bytes.NewReader(in), Options{})
+		if err != nil || fc.Empty() {
+			b.Fatal(err, fc)
+		}
+	}
+	b.ReportMetric(float64(cpuTime()-start)/float64(b.N), "cpu-ns/op")
+}
+
+// TestRunNameOutlivesLine: the test named by a coloured "=== RUN" line
+// (cleaned into a buffer that the next coloured line reuses) still owns
+// the log lines that follow it.
+func TestRunNameOutlivesLine(t *testing.T) {
+	t.Parallel()
+	in := "\x1b[1m=== RUN   TestAlpha\x1b[0m\n" +
+		"\x1b[2mnoise noise noise noise\x1b[0m\n" +
+		"    alpha_test.go:12: got 1, want 2\n" +
+		"--- FAIL: TestAlpha (0.00s)\n" +
+		"FAIL\texample.com/alpha\t0.01s\n"
+	fc := extractString(t, in)
+	if len(fc.Failures) != 1 {
+		t.Fatalf("failures %+v", fc.Failures)
+	}
+	f := fc.Failures[0]
+	if f.ID != "TestAlpha" || f.Location != "alpha_test.go:12" || f.Message != "got 1, want 2" {
+		t.Errorf("failure %+v", f)
+	}
+}
+
+// TestTAPKeyOutlivesLine: a TAP diagnostic key read from a coloured line
+// (cleaned into a reused buffer) still finds its block on later lines.
+func TestTAPKeyOutlivesLine(t *testing.T) {
+	t.Parallel()
+	in := "TAP version 13\n" +
+		"not ok 1 - subtracts\n" +
+		"  ---\n" +
+		"  \x1b[0mlocation: '/w/calc.test.js:10:3'\x1b[0m\n" +
+		"  \x1b[0merror: |-\x1b[0m\n" +
+		"    \x1b[31mExpected values to be strictly equal\x1b[0m\n" +
+		"    \x1b[31m-2 !== 2\x1b[0m\n" +
+		"  ...\n" +
+		"1..1\n"
+	fc := extractString(t, in)
+	if len(fc.Failures) != 1 {
+		t.Fatalf("failures %+v", fc.Failures)
+	}
+	if f := fc.Failures[0]; !strings.Contains(f.Message, "-2 !== 2") {
+		t.Errorf("failure %+v", f)
+	}
+}
