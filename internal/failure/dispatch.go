@@ -41,9 +41,6 @@ type dispatcher struct {
 	skips   []skipTarget
 	gates   []gated // per recognizer, nil when not gated
 	hasMask uint16  // recognizers with substring triggers
-	// hint, when set, is the reader of the lines: it rules out substring
-	// triggers for a whole chunk at a time.
-	hint *lineReader
 }
 
 type hasTrigger struct {
@@ -110,8 +107,7 @@ func (d *dispatcher) line(s string) {
 		m |= d.first[fb]
 		if rest := d.hasMask &^ m; rest != 0 {
 			for _, h := range d.has {
-				if rest&h.bit != 0 && d.hint.mayHave(h.key) && strings.IndexByte(s, h.key) >= 0 &&
-					strings.Contains(s, h.sub) {
+				if rest&h.bit != 0 && strings.IndexByte(s, h.key) >= 0 && strings.Contains(s, h.sub) {
 					m |= h.bit
 					rest &^= h.bit
 				}

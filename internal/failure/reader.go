@@ -31,11 +31,6 @@ type lineReader struct {
 	// (end when none is buffered); -1 when not looked for since the last
 	// read.
 	nextEsc, nextCR, nextHigh int
-	// nextKey is the same for each byte that mayHave was asked about.
-	nextKey [256]int
-	// rawA, rawB is the place in buf of the bytes the current line was
-	// cleaned from (rawB < 0 when it was copied out: a long line).
-	rawA, rawB int
 
 	scratch []byte
 	long    []byte
@@ -50,37 +45,9 @@ func newLineReader(r io.Reader) *lineReader {
 // newLineReaderSize reads chunks of size bytes (at least readBuffer).
 func newLineReaderSize(r io.Reader, size int) *lineReader {
 	size = max(size, readBuffer)
-	lr := &lineReader{r: r, first: true, buf: make([]byte, size),
+	return &lineReader{r: r, first: true, buf: make([]byte, size),
+		nextEsc: -1, nextCR: -1, nextHigh: -1,
 		scratch: make([]byte, 0, maxLine), long: make([]byte, 0, maxLine), clean: make([]byte, 0, maxLine)}
-	lr.forget()
-	return lr
-}
-
-// forget drops the positions found in buf (before it changes).
-func (lr *lineReader) forget() {
-	lr.nextEsc, lr.nextCR, lr.nextHigh = -1, -1, -1
-	for i := range lr.nextKey {
-		lr.nextKey[i] = -1
-	}
-}
-
-// mayHave reports whether the current line may contain c: false only when
-// the bytes it was cleaned from do not (cleaning removes bytes and adds
-// only non-ASCII ones, so an ASCII c absent there is absent from the line).
-// The answer comes from the next c in the chunk, found once per chunk.
-func (lr *lineReader) mayHave(c byte) bool {
-	if lr == nil || lr.rawB < 0 || c >= utf8.RuneSelf {
-		return true
-	}
-	pos := &lr.nextKey[c]
-	if *pos < lr.rawA {
-		if i := bytes.IndexByte(lr.buf[lr.rawA:lr.end], c); i >= 0 {
-			*pos = lr.rawA + i
-		} else {
-			*pos = lr.end
-		}
-	}
-	return *pos < lr.rawB
 }
 
 // next returns the next cleaned line, or io.EOF.
@@ -114,7 +81,7 @@ func (lr *lineReader) fill() {
 		lr.end = copy(lr.buf, lr.buf[lr.start:lr.end])
 		lr.start = 0
 	}
-	lr.forget()
+	lr.nextEsc, lr.nextCR, lr.nextHigh = -1, -1, -1
 	n, err := lr.r.Read(lr.buf[lr.end:])
 	lr.end += n
 	if err != nil {
@@ -149,7 +116,6 @@ func (lr *lineReader) longLine() ([]byte, error) {
 		lr.fill()
 	}
 	line := lr.trim(lr.long)
-	lr.rawB = -1
 	esc, cr, high := scanFlags(line)
 	return lr.repair(line, esc, cr, high), nil
 }
@@ -160,7 +126,6 @@ func (lr *lineReader) cleanAt(a, b int) []byte {
 	// line is buf[a:b] cut at both ends; its place in buf from the capacity.
 	a = len(lr.buf) - cap(line)
 	b = a + len(line)
-	lr.rawA, lr.rawB = a, b
 	esc := nextAt(&lr.nextEsc, lr.buf[:lr.end], a, indexEsc) < b
 	cr := nextAt(&lr.nextCR, lr.buf[:lr.end], a, indexCR) < b
 	high := nextAt(&lr.nextHigh, lr.buf[:lr.end], a, indexHigh) < b

@@ -134,21 +134,6 @@ func checkSameLines(t *testing.T, in []byte) {
 			r    func() io.Reader
 		}{"bytes", func() io.Reader { return iotest.OneByteReader(bytes.NewReader(in)) }})
 	}
-	// mayHave never rules out a byte the line holds.
-	for _, size := range []int{readChunk, readBuffer} {
-		lr := newLineReaderSize(iotest.HalfReader(bytes.NewReader(in)), size)
-		for n := 0; ; n++ {
-			b, err := lr.next()
-			if err != nil {
-				break
-			}
-			for _, c := range []byte("DRSe \x1b\r[") {
-				if !lr.mayHave(c) && bytes.IndexByte(b, c) >= 0 {
-					t.Fatalf("line %d %q: mayHave(%q) is false", n, clip(string(b), 200), c)
-				}
-			}
-		}
-	}
 	for _, rd := range readers {
 		for _, size := range []int{readChunk, readBuffer, readBuffer + 4099} {
 			got, err := readAll(newLineReaderSize(rd.r(), size).next)

@@ -164,7 +164,6 @@ func newStep(name string, budget int, proj *project) *step {
 // segmenter splits a log into steps and keeps what failed.
 type segmenter struct {
 	opt     Options
-	lr      *lineReader
 	proj    *project
 	cur     *step
 	failed  *collector
@@ -178,9 +177,8 @@ type segmenter struct {
 func extractLines(br io.Reader, opt Options) (*FailureContext, error) {
 	proj := newProject(opt.Workspace)
 	s := &segmenter{opt: opt, proj: proj, failed: newCollector(proj), other: newCollector(proj)}
+	s.cur = newStep("", budgetOf(opt), proj)
 	lr := newLineReader(br)
-	s.lr = lr
-	s.startStep("")
 	for {
 		b, err := lr.next()
 		if errors.Is(err, io.EOF) {
@@ -195,12 +193,6 @@ func extractLines(br io.Reader, opt Options) (*FailureContext, error) {
 	return s.result(), nil
 }
 
-// startStep begins a new step.
-func (s *segmenter) startStep(name string) {
-	s.cur = newStep(name, budgetOf(s.opt), s.proj)
-	s.cur.recs.hint = s.lr
-}
-
 func (s *segmenter) feed(line string) {
 	st := s.cur
 	errorLine := false
@@ -211,7 +203,7 @@ func (s *segmenter) feed(line string) {
 			case "group":
 				if strings.HasPrefix(rest, "Run ") {
 					s.endStep()
-					s.startStep(keep(rest))
+					s.cur = newStep(keep(rest), budgetOf(s.opt), s.proj)
 					s.cur.header = true
 					return
 				}
@@ -222,7 +214,7 @@ func (s *segmenter) feed(line string) {
 				if code, ok := exitLine(rest); ok {
 					st.exitCode, st.exited, st.failed = code, true, true
 					s.endStep()
-					s.startStep("")
+					s.cur = newStep("", budgetOf(s.opt), s.proj)
 					return
 				}
 				st.failed = true
