@@ -331,3 +331,52 @@ func TestTAPKeyOutlivesLine(t *testing.T) {
 		t.Errorf("failure %+v", f)
 	}
 }
+
+// refStripANSI is stripANSI as it was, byte by byte: it appends b
+// without its escape sequences (CSI, OSC, two-byte).
+func refStripANSI(dst, b []byte) []byte {
+	for i := 0; i < len(b); i++ {
+		c := b[i]
+		if c != 0x1b {
+			dst = append(dst, c)
+			continue
+		}
+		if i+1 >= len(b) {
+			break
+		}
+		switch b[i+1] {
+		case '[': // CSI: parameters and intermediates, then a final byte.
+			j := i + 2
+			for j < len(b) && (b[j] < 0x40 || b[j] > 0x7e) {
+				j++
+			}
+			i = j
+		case ']': // OSC: up to BEL or ST.
+			j := i + 2
+			for j < len(b) && b[j] != 0x07 && !(b[j] == 0x1b && j+1 < len(b) && b[j+1] == '\\') {
+				j++
+			}
+			if j < len(b) && b[j] == 0x1b {
+				j++
+			}
+			i = j
+		default:
+			i++
+		}
+	}
+	return dst
+}
+
+// FuzzStripANSI compares stripANSI with the byte-by-byte reference.
+func FuzzStripANSI(f *testing.F) {
+	for _, s := range []string{"\x1b[1m\x1b[31mFAIL\x1b[39m\x1b[22m x", "a\x1b]8;;http://x\x07link\x1b]8;;\x1b\\b",
+		"\x1b", "x\x1b[", "\x1b]unterminated", "\x1bcz\x1b\x1b[0m"} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		got, want := stripANSI([]byte("p"), b), refStripANSI([]byte("p"), b)
+		if !bytes.Equal(got, want) {
+			t.Fatalf("stripANSI(%q) = %q, want %q", b, got, want)
+		}
+	})
+}

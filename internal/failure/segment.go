@@ -1,6 +1,7 @@
 package failure
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"io"
@@ -85,38 +86,37 @@ func stripTimestamp(b []byte) []byte {
 
 func isDigit(c byte) bool { return c >= '0' && c <= '9' }
 
-// stripANSI appends b without its escape sequences (CSI, OSC, two-byte).
+// stripANSI appends b without its escape sequences (CSI, OSC, two-byte),
+// copying the runs between escapes whole.
 func stripANSI(dst, b []byte) []byte {
-	for i := 0; i < len(b); i++ {
-		c := b[i]
-		if c != 0x1b {
-			dst = append(dst, c)
-			continue
+	for {
+		i := bytes.IndexByte(b, 0x1b)
+		if i < 0 {
+			return append(dst, b...)
 		}
-		if i+1 >= len(b) {
-			break
+		dst = append(dst, b[:i]...)
+		b = b[i:]
+		if len(b) < 2 {
+			return dst
 		}
-		switch b[i+1] {
+		j := 2 // the end of the sequence, b[:j+1] skipped
+		switch b[1] {
 		case '[': // CSI: parameters and intermediates, then a final byte.
-			j := i + 2
 			for j < len(b) && (b[j] < 0x40 || b[j] > 0x7e) {
 				j++
 			}
-			i = j
 		case ']': // OSC: up to BEL or ST.
-			j := i + 2
 			for j < len(b) && b[j] != 0x07 && !(b[j] == 0x1b && j+1 < len(b) && b[j+1] == '\\') {
 				j++
 			}
 			if j < len(b) && b[j] == 0x1b {
 				j++
 			}
-			i = j
 		default:
-			i++
+			j = 1
 		}
+		b = b[min(j+1, len(b)):]
 	}
-	return dst
 }
 
 // repairUTF8 appends b with each invalid byte replaced by U+FFFD.
