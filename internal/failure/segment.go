@@ -15,8 +15,9 @@ const (
 	// readBuffer is the longest line read whole; longer lines are cut to
 	// maxLine (their head is kept, the rest skipped).
 	readBuffer = 64 << 10
-	// readChunk is how much of the log the line reader reads at once.
-	readChunk = 1 << 20
+	// readChunk is how much of the log the line reader reads at once
+	// (1 MiB measured no faster; this keeps the live heap near what it was).
+	readChunk = 256 << 10
 	// maxCommand bounds the remembered script of the failed step.
 	maxCommand = 1024
 	// maxCommandLines bounds the lines of the remembered script.
