@@ -338,6 +338,9 @@ func (g *goText) recycle(b *lines) {
 
 // dropOpen forgets all held output, keeping the buffers for reuse.
 func (g *goText) dropOpen() {
+	if len(g.open) == 0 {
+		return // (ranging over and clearing a map costs even when it is empty)
+	}
 	for _, b := range g.open {
 		g.recycle(b)
 	}
