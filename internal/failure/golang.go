@@ -207,7 +207,10 @@ func (g *goText) noteOther(s string) {
 func (g *goText) runLine(s string) bool {
 	for _, p := range []string{"=== RUN   ", "=== CONT  ", "=== NAME  ", "=== PAUSE "} {
 		if name, ok := strings.CutPrefix(s, p); ok {
-			g.cur = strings.TrimSpace(name)
+			// The line is borrowed: keep the name (once per test).
+			if name = strings.TrimSpace(name); name != g.cur {
+				g.cur = keep(name)
+			}
 			g.stack = g.stack[:0]
 			g.last = nil
 			return true
@@ -335,6 +338,9 @@ func (g *goText) recycle(b *lines) {
 
 // dropOpen forgets all held output, keeping the buffers for reuse.
 func (g *goText) dropOpen() {
+	if len(g.open) == 0 {
+		return // (ranging over and clearing a map costs even when it is empty)
+	}
 	for _, b := range g.open {
 		g.recycle(b)
 	}

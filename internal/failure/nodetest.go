@@ -99,8 +99,19 @@ func (n *nodeTAP) diagLine(ind int, s string) {
 	if !ok {
 		return
 	}
+	// k is borrowed from the line: keep the constant it equals instead
+	// (it is a map key and outlives the line).
 	switch k {
-	case "location", "failureType", "error", "name", "stack":
+	case "location":
+		k = "location"
+	case "failureType":
+		k = "failureType"
+	case "error":
+		k = "error"
+	case "name":
+		k = "name"
+	case "stack":
+		k = "stack"
 	default:
 		return
 	}

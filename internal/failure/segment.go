@@ -1,7 +1,6 @@
 package failure
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/binary"
 	"errors"
@@ -13,93 +12,17 @@ import (
 )
 
 const (
-	// readBuffer is the line reader's buffer; longer lines are cut to maxLine.
+	// readBuffer is the longest line read whole; longer lines are cut to
+	// maxLine (their head is kept, the rest skipped).
 	readBuffer = 64 << 10
+	// readChunk is how much of the log the line reader reads at once
+	// (1 MiB measured no faster; this keeps the live heap near what it was).
+	readChunk = 256 << 10
 	// maxCommand bounds the remembered script of the failed step.
 	maxCommand = 1024
 	// maxCommandLines bounds the lines of the remembered script.
 	maxCommandLines = 20
 )
-
-// lineReader reads lines from a log, cut to maxLine bytes, with Actions
-// timestamps, a leading BOM, ANSI escapes and carriage-return overwrites
-// removed and invalid UTF-8 repaired. The returned slice is valid until the
-// next call.
-type lineReader struct {
-	r       *bufio.Reader
-	scratch []byte
-	long    []byte
-	clean   []byte
-	first   bool
-	read    int64
-}
-
-func newLineReader(r *bufio.Reader) *lineReader {
-	return &lineReader{r: r, first: true,
-		scratch: make([]byte, 0, maxLine), long: make([]byte, 0, maxLine), clean: make([]byte, 0, maxLine)}
-}
-
-// next returns the next cleaned line, or io.EOF.
-func (lr *lineReader) next() ([]byte, error) {
-	line, err := lr.r.ReadSlice('\n')
-	lr.read += int64(len(line))
-	if errors.Is(err, bufio.ErrBufferFull) {
-		// A very long line: keep its head, skip the rest.
-		// (Not in scratch: repairing the line writes there.)
-		lr.long = append(lr.long[:0], line[:maxLine]...)
-		line = lr.long
-		for errors.Is(err, bufio.ErrBufferFull) {
-			var more []byte
-			more, err = lr.r.ReadSlice('\n')
-			lr.read += int64(len(more))
-		}
-	}
-	if err != nil && !errors.Is(err, io.EOF) {
-		return nil, err
-	}
-	if len(line) == 0 && err != nil {
-		return nil, io.EOF
-	}
-	return lr.cleanLine(line), nil
-}
-
-// cleanLine strips framing and repairs the line; it may alias line.
-func (lr *lineReader) cleanLine(line []byte) []byte {
-	if n := len(line); n > 0 && line[n-1] == '\n' {
-		line = line[:n-1]
-	}
-	if n := len(line); n > 0 && line[n-1] == '\r' {
-		line = line[:n-1]
-	}
-	if len(line) > maxLine {
-		line = line[:maxLine]
-	}
-	if lr.first {
-		lr.first = false
-		line = bytes.TrimPrefix(line, []byte("\uFEFF"))
-	}
-	line = stripTimestamp(line)
-	esc, cr, high := scanFlags(line)
-	if esc {
-		lr.clean = stripANSI(lr.clean[:0], line)
-		line = lr.clean
-	}
-	if !cr {
-		// Most lines: no carriage return.
-	} else if i := bytes.LastIndexByte(line, '\r'); i >= 0 {
-		// Progress output: the terminal shows what follows the last CR.
-		if i+1 < len(line) {
-			line = line[i+1:]
-		} else {
-			line = bytes.TrimRight(line, "\r")
-		}
-	}
-	if high && !utf8.Valid(line) {
-		lr.scratch = repairUTF8(lr.scratch[:0], line)
-		line = lr.scratch
-	}
-	return line
-}
 
 // scanFlags reports, in one pass of eight bytes at a time, whether b
 // holds an ESC (0x1b), a CR, and a byte of 0x80 or more (not ASCII).
@@ -164,38 +87,37 @@ func stripTimestamp(b []byte) []byte {
 
 func isDigit(c byte) bool { return c >= '0' && c <= '9' }
 
-// stripANSI appends b without its escape sequences (CSI, OSC, two-byte).
+// stripANSI appends b without its escape sequences (CSI, OSC, two-byte),
+// copying the runs between escapes whole.
 func stripANSI(dst, b []byte) []byte {
-	for i := 0; i < len(b); i++ {
-		c := b[i]
-		if c != 0x1b {
-			dst = append(dst, c)
-			continue
+	for {
+		i := bytes.IndexByte(b, 0x1b)
+		if i < 0 {
+			return append(dst, b...)
 		}
-		if i+1 >= len(b) {
-			break
+		dst = append(dst, b[:i]...)
+		b = b[i:]
+		if len(b) < 2 {
+			return dst
 		}
-		switch b[i+1] {
+		j := 2 // the end of the sequence, b[:j+1] skipped
+		switch b[1] {
 		case '[': // CSI: parameters and intermediates, then a final byte.
-			j := i + 2
 			for j < len(b) && (b[j] < 0x40 || b[j] > 0x7e) {
 				j++
 			}
-			i = j
 		case ']': // OSC: up to BEL or ST.
-			j := i + 2
 			for j < len(b) && b[j] != 0x07 && !(b[j] == 0x1b && j+1 < len(b) && b[j+1] == '\\') {
 				j++
 			}
 			if j < len(b) && b[j] == 0x1b {
 				j++
 			}
-			i = j
 		default:
-			i++
+			j = 1
 		}
+		b = b[min(j+1, len(b)):]
 	}
-	return dst
 }
 
 // repairUTF8 appends b with each invalid byte replaced by U+FFFD.
@@ -253,7 +175,7 @@ type segmenter struct {
 	nFailed int
 }
 
-func extractLines(br *bufio.Reader, opt Options) (*FailureContext, error) {
+func extractLines(br io.Reader, opt Options) (*FailureContext, error) {
 	proj := newProject(opt.Workspace)
 	s := &segmenter{opt: opt, proj: proj, failed: newCollector(proj), other: newCollector(proj)}
 	s.cur = newStep("", budgetOf(opt), proj)
