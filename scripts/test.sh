@@ -32,3 +32,5 @@ go test -race -count=1 -timeout 20m ./agent/... ./tools/ ./internal/proc/ ./inte
 go test -run '^$' -fuzz '^FuzzApply$' -fuzztime 20s -fuzzminimizetime 3s ./internal/patch
 go test -run '^$' -fuzz '^FuzzSearchMatcher$' -fuzztime 20s -fuzzminimizetime 3s ./tools
 go test -run '^$' -fuzz '^FuzzLooksLikeError$' -fuzztime 20s -fuzzminimizetime 3s ./internal/failure
+go test -run '^$' -fuzz '^FuzzLineReader$' -fuzztime 10s -fuzzminimizetime 3s ./internal/failure
+go test -run '^$' -fuzz '^FuzzStripANSI$' -fuzztime 10s -fuzzminimizetime 3s ./internal/failure
