@@ -70,4 +70,3 @@ func TestFIFOInputsAreRefusedWithoutBlocking(t *testing.T) {
 		}
 	})
 }
-
