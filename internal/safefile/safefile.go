@@ -11,6 +11,7 @@ import (
 	"io/fs"
 	"os"
 	"path"
+	"slices"
 	"strings"
 )
 
@@ -112,7 +113,22 @@ func (r rootFS) ReadFile(name string) ([]byte, error) {
 
 func (r rootFS) Stat(name string) (fs.FileInfo, error) { return fs.Stat(r.base, name) }
 
-func (r rootFS) ReadDir(name string) ([]fs.DirEntry, error) { return fs.ReadDir(r.base, name) }
+func (r rootFS) ReadDir(name string) ([]fs.DirEntry, error) {
+	if !fs.ValidPath(name) {
+		return nil, &fs.PathError{Op: "readdir", Path: name, Err: fs.ErrInvalid}
+	}
+	f, fi, err := OpenFileOrDir(r.root, name)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	if !fi.IsDir() {
+		return nil, &fs.PathError{Op: "readdir", Path: name, Err: errors.New("not a directory")}
+	}
+	entries, err := f.ReadDir(-1)
+	slices.SortFunc(entries, func(a, b fs.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
+	return entries, err
+}
 
 func splitOS(p string) (dir, base string) {
 	p = strings.TrimRight(p, string(os.PathSeparator))
