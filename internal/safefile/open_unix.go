@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"runtime"
 	"syscall"
 )
@@ -45,7 +46,8 @@ func open(root *os.Root, name string, dirOK bool) (*os.File, fs.FileInfo, error)
 		}
 		return nil, nil, &fs.PathError{Op: "open", Path: name, Err: err}
 	}
-	return finish(os.NewFile(uintptr(fd), name), name, dirOK)
+	// The file's name is its path (a directory's entries' Info use it).
+	return finish(os.NewFile(uintptr(fd), filepath.Join(root.Name(), filepath.FromSlash(name))), name, dirOK)
 }
 
 // finish checks the open descriptor's type. O_NONBLOCK stays set: it only

@@ -265,3 +265,8 @@ const gitTimeout = 2 * time.Minute
 func git(ctx context.Context, dir string, env []string, args ...string) (string, error) {
 	return gitexec.Output(ctx, gitexec.Options{Dir: dir, Env: env, Timeout: gitTimeout}, args...)
 }
+
+// gitBytes is git returning its output unaltered (file contents).
+func gitBytes(ctx context.Context, dir string, env []string, args ...string) ([]byte, error) {
+	return gitexec.Run(ctx, gitexec.Options{Dir: dir, Env: env, Timeout: gitTimeout}, args...)
+}
