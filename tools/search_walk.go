@@ -96,31 +96,62 @@ func (w *Workspace) gitListFiles(ctx context.Context) ([]string, error) {
 // errUntrustedIgnore is returned by checkIgnoreFiles.
 var errUntrustedIgnore = errors.New("a .gitignore is not a regular file")
 
-// checkIgnoreFiles walks the tree as git's listing would (ignored
-// directories are not entered) reading directories only, and refuses when
-// a .gitignore entry is anything but a regular file or a symlink (which
-// git does not follow).
+// checkIgnoreFiles walks the directories of the tree as git's listing
+// would (ignored directories and .git are not entered), reading directories
+// and .gitignore files only, and refuses when a .gitignore entry is
+// anything but a regular file or a symlink (which git does not follow).
 func checkIgnoreFiles(done <-chan struct{}, root *os.Root) error {
-	check := func(dir string) error {
-		name := path.Join(dir, ".gitignore")
-		fi, err := root.Lstat(name)
+	fsys := safefile.FS(root)
+	seen := 0
+	var visit func(dir string, stack []*ignoreFile) error
+	visit = func(dir string, stack []*ignoreFile) error {
+		select {
+		case <-done:
+			return context.Canceled
+		default:
+		}
+		if seen++; seen > maxListedFiles {
+			return errListCapped
+		}
+		f, err := fsys.Open(dir)
 		if err != nil {
-			return nil // missing or unreadable: git skips it too
+			return nil // gone or not a directory any more: git skips it too
 		}
-		if t := fi.Mode(); !t.IsRegular() && t&fs.ModeSymlink == 0 {
-			return fmt.Errorf("%w: %s (%s)", errUntrustedIgnore, name, t.Type())
+		rd, ok := f.(fs.ReadDirFile)
+		if !ok {
+			f.Close()
+			return nil
+		}
+		ents, err := rd.ReadDir(-1)
+		f.Close()
+		if err != nil {
+			return nil
+		}
+		for _, e := range ents {
+			if e.Name() == ".gitignore" {
+				if t := e.Type(); !t.IsRegular() && t&fs.ModeSymlink == 0 {
+					return fmt.Errorf("%w: %s (%s)", errUntrustedIgnore, path.Join(dir, ".gitignore"), t.Type())
+				}
+				if ig := readIgnoreFile(root, dir); ig != nil {
+					stack = append(stack[:len(stack):len(stack)], ig)
+				}
+			}
+		}
+		for _, e := range ents {
+			if !e.IsDir() || strings.EqualFold(e.Name(), ".git") {
+				continue
+			}
+			rel := path.Join(dir, e.Name())
+			if ignored(stack, rel, true) {
+				continue
+			}
+			if err := visit(rel, stack); err != nil {
+				return err
+			}
 		}
 		return nil
 	}
-	if err := check("."); err != nil {
-		return err
-	}
-	err := walkTree(done, root, maxListedFiles, func(rel string, d fs.DirEntry) error {
-		if d.IsDir() {
-			return check(rel)
-		}
-		return nil
-	})
+	err := visit(".", nil)
 	if errors.Is(err, errListCapped) {
 		return nil
 	}
