@@ -101,10 +101,11 @@ var errUntrustedIgnore = errors.New("a .gitignore is not a regular file")
 // and .gitignore files only, and refuses when a .gitignore entry is
 // anything but a regular file or a symlink (which git does not follow).
 func checkIgnoreFiles(done <-chan struct{}, root *os.Root) error {
-	fsys := safefile.FS(root)
 	seen := 0
-	var visit func(dir string, stack []*ignoreFile) error
-	visit = func(dir string, stack []*ignoreFile) error {
+	// Each directory is opened relative to its parent's descriptor: one
+	// system call, no symlink followed, no FIFO waited on.
+	var visit func(d *os.File, dir string, stack []*ignoreFile) error
+	visit = func(d *os.File, dir string, stack []*ignoreFile) error {
 		select {
 		case <-done:
 			return context.Canceled
@@ -113,17 +114,7 @@ func checkIgnoreFiles(done <-chan struct{}, root *os.Root) error {
 		if seen++; seen > maxListedFiles {
 			return errListCapped
 		}
-		f, err := fsys.Open(dir)
-		if err != nil {
-			return nil // gone or not a directory any more: git skips it too
-		}
-		rd, ok := f.(fs.ReadDirFile)
-		if !ok {
-			f.Close()
-			return nil
-		}
-		ents, err := rd.ReadDir(-1)
-		f.Close()
+		ents, err := d.ReadDir(-1)
 		if err != nil {
 			return nil
 		}
@@ -145,13 +136,27 @@ func checkIgnoreFiles(done <-chan struct{}, root *os.Root) error {
 			if ignored(stack, rel, true) {
 				continue
 			}
-			if err := visit(rel, stack); err != nil {
+			sub, err := safefile.OpenDirAt(d, e.Name())
+			if err != nil {
+				continue // gone or swapped: git would not list it either
+			}
+			err = visit(sub, rel, stack)
+			sub.Close()
+			if err != nil {
 				return err
 			}
 		}
 		return nil
 	}
-	err := visit(".", nil)
+	top, fi, err := safefile.OpenFileOrDir(root, ".")
+	if err != nil {
+		return err
+	}
+	defer top.Close()
+	if !fi.IsDir() {
+		return nil
+	}
+	err = visit(top, ".", nil)
 	if errors.Is(err, errListCapped) {
 		return nil
 	}

@@ -71,3 +71,25 @@ func cleanName(name string) string {
 	}
 	return name
 }
+
+// OpenDirAt opens the directory name (one component) inside the open
+// directory parent: one openat, never following a symlink, never blocking
+// (O_DIRECTORY fails at once on a FIFO). Walks use it to go down a tree
+// without resolving each path from the root again.
+func OpenDirAt(parent *os.File, name string) (*os.File, error) {
+	var (
+		fd  int
+		err error
+	)
+	for {
+		fd, err = syscall.Openat(int(parent.Fd()), name, syscall.O_RDONLY|syscall.O_CLOEXEC|syscall.O_NOFOLLOW|syscall.O_NONBLOCK|syscall.O_DIRECTORY, 0)
+		if err != syscall.EINTR {
+			break
+		}
+	}
+	runtime.KeepAlive(parent)
+	if err != nil {
+		return nil, &fs.PathError{Op: "openat", Path: name, Err: err}
+	}
+	return os.NewFile(uintptr(fd), filepath.Join(parent.Name(), name)), nil
+}
