@@ -5,10 +5,11 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"os/exec"
 	"path"
 	"path/filepath"
 	"strings"
+
+	"github.com/org/mini-agent/internal/gitexec"
 )
 
 // copyTree copies the directory src of fsys over dst, restoring go.mod
@@ -77,23 +78,9 @@ func changedPaths(ctx context.Context, dir string) ([]string, error) {
 }
 
 func git(ctx context.Context, dir string, args ...string) (string, error) {
-	cmd := exec.CommandContext(ctx, "git", args...)
-	cmd.Dir = dir
-	// The task's repository is its own: no inherited GIT_DIR and the like
-	// (set when the eval runs inside a git hook), no system config.
-	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "GIT_") {
-			cmd.Env = append(cmd.Env, kv)
-		}
-	}
-	cmd.Env = append(cmd.Env, "GIT_CONFIG_NOSYSTEM=1", "GIT_TERMINAL_PROMPT=0")
-	out, err := cmd.Output()
-	if err != nil {
-		msg := ""
-		if ee, ok := err.(*exec.ExitError); ok {
-			msg = strings.TrimSpace(string(ee.Stderr))
-		}
-		return "", fmt.Errorf("git %s: %w %s", args[0], err, msg)
-	}
-	return string(out), nil
+	// gitexec: the task's repository is its own (no inherited GIT_DIR and
+	// the like, set when the eval runs inside a git hook), no system or
+	// global config, no hook or fsmonitor, no secret in git's environment.
+	out, err := gitexec.Run(ctx, gitexec.Options{Dir: dir}, args...)
+	return string(out), err
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/org/mini-agent/agent"
 	"github.com/org/mini-agent/internal/patch"
+	"github.com/org/mini-agent/internal/safefile"
 )
 
 // Limits of apply_patch's answers.
@@ -144,7 +145,10 @@ func (a *ApplyPatch) Execute(ctx context.Context, args json.RawMessage) (agent.R
 	if err := ctx.Err(); err != nil {
 		return agent.Result{}, err
 	}
-	res, err := patch.Apply(a.ws.Root().FS(), p)
+	res, err := patch.Apply(a.ws.FS(), p)
+	if errors.Is(err, safefile.ErrNotRegular) { // swapped for a FIFO or link since the checks
+		return agent.ErrorResult(agent.CodePatchRejected, err.Error()+"; no files were changed", true), nil
+	}
 	if err != nil {
 		var pe *patch.Error
 		if errors.As(err, &pe) {

@@ -19,6 +19,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/org/mini-agent/agent"
+	"github.com/org/mini-agent/internal/safefile"
 )
 
 // Limits of read_file. They keep one answer a small part of the model's
@@ -186,7 +187,7 @@ func (r *ReadFile) openRunLog(p string) (*os.File, *agent.Result) {
 	if fi.Size() > readMaxRunLogBytes {
 		return fail(agent.CodeInvalidArgument, fmt.Sprintf("%q is %s, over the %s limit for run logs", p, byteSize(fi.Size()), byteSize(readMaxRunLogBytes)))
 	}
-	f, err := root.Open(name)
+	f, _, err := safefile.Open(root, name)
 	if err != nil {
 		return fail(agent.CodeNotFound, fmt.Sprintf("%q: %v", p, err))
 	}
@@ -260,9 +261,19 @@ func (r *ReadFile) openWorkspaceFile(ctx context.Context, p string) (*os.File, *
 		return fail(agent.CodeInvalidArgument, fmt.Sprintf("%q is %s, over the %s read_file limit; use search to find the lines you need",
 			p, byteSize(fi.Size()), byteSize(readMaxFileBytes)))
 	}
-	f, err := r.ws.root.Open(real)
-	if err != nil {
+	// Non-blocking, no-follow, and a regular file on the open descriptor:
+	// a FIFO or a symlink swapped in since the checks above is refused,
+	// never waited on.
+	f, fi, err := safefile.Open(r.ws.root, real)
+	switch {
+	case errors.Is(err, safefile.ErrNotRegular):
+		return fail(agent.CodeInvalidArgument, fmt.Sprintf("%q is not a regular file (it changed while being opened)", p))
+	case err != nil:
 		return fail(agent.CodeDenied, fmt.Sprintf("%q: %v", p, err))
+	case fi.Size() > readMaxFileBytes:
+		f.Close()
+		return fail(agent.CodeInvalidArgument, fmt.Sprintf("%q is %s, over the %s read_file limit; use search to find the lines you need",
+			p, byteSize(fi.Size()), byteSize(readMaxFileBytes)))
 	}
 	return f, nil
 }
@@ -276,7 +287,7 @@ func (r *ReadFile) notFound(ctx context.Context, p string) string {
 }
 
 func (r *ReadFile) dirMessage(p, real string) string {
-	entries, err := fs.ReadDir(r.ws.root.FS(), real)
+	entries, err := fs.ReadDir(safefile.FS(r.ws.root), real)
 	if err != nil {
 		return fmt.Sprintf("%q is a directory; pass a file path", p)
 	}

@@ -28,7 +28,7 @@ type rawDirReader struct {
 }
 
 func openRawDirReader(ws *os.Root, dir string) (dirReader, error) {
-	f, err := ws.Open(dir)
+	f, err := ws.OpenFile(dir, os.O_RDONLY|syscall.O_NONBLOCK|syscall.O_DIRECTORY, 0) // a FIFO swapped in cannot block
 	if err != nil {
 		return nil, err
 	}

@@ -8,20 +8,21 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"os/exec"
 	"path"
 	"slices"
 	"strings"
 	"time"
 
+	"github.com/org/mini-agent/internal/gitexec"
 	"github.com/org/mini-agent/internal/glob"
+	"github.com/org/mini-agent/internal/safefile"
 )
 
 // Limits of file listing.
 const (
-	// gitListTimeout bounds `git ls-files`; past it the search gives up
-	// rather than hang the loop.
-	gitListTimeout = 30 * time.Second
+	// gitListTimeout bounds `git ls-files`; past it the search falls back
+	// to its own walk rather than hang the loop.
+	gitListTimeout = 20 * time.Second
 	// maxGitignoreBytes caps one .gitignore file read by the fallback walker.
 	maxGitignoreBytes = 256 << 10
 	// maxListedFiles bounds how many paths one listing collects.
@@ -60,22 +61,24 @@ func (w *Workspace) listFiles(ctx context.Context) ([]string, error) {
 }
 
 // gitListFiles runs `git ls-files` in the workspace. Any failure (git
-// missing, not a work tree, a repository git refuses to trust) is returned
-// so the caller can fall back to walking the tree.
+// missing, not a work tree, a repository git refuses to trust, an input git
+// would block on) is returned so the caller can fall back to walking the
+// tree. git runs through gitexec: the binary resolved at start-up, an
+// allow-listed environment (no token or API key for a left-behind process
+// to read from /proc/PID/environ), no hook or fsmonitor, a deadline.
 func (w *Workspace) gitListFiles(ctx context.Context) ([]string, error) {
-	ctx, cancel := context.WithTimeout(ctx, gitListTimeout)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, "git",
-		"-c", "core.quotepath=off", "-c", "core.fsmonitor=false",
+	// git opens every .gitignore and the repository's files with a
+	// blocking open: a FIFO left there by test code would stall it.
+	if err := gitexec.CheckRepoInputs(w.dir); err != nil {
+		return nil, fmt.Errorf("git ls-files not trusted: %w", err)
+	}
+	if err := checkIgnoreFiles(ctx.Done(), w.root); err != nil {
+		return nil, fmt.Errorf("git ls-files not trusted: %w", err)
+	}
+	out, err := gitexec.Run(ctx, gitexec.Options{Dir: w.dir, Timeout: gitListTimeout},
 		"ls-files", "-z", "--cached", "--others", "--exclude-standard")
-	cmd.Dir = w.dir
-	cmd.Env = gitEnv()
-	cmd.WaitDelay = time.Second
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
 	if err != nil {
-		return nil, fmt.Errorf("git ls-files: %w: %s", err, bytes.TrimSpace(stderr.Bytes()))
+		return nil, err
 	}
 	var files []string
 	for len(out) > 0 && len(files) < maxListedFiles {
@@ -90,14 +93,80 @@ func (w *Workspace) gitListFiles(ctx context.Context) ([]string, error) {
 	return files, nil
 }
 
-// gitEnv is the process environment without GIT_* variables, so that a
-// GIT_DIR or GIT_INDEX_FILE inherited from a hook cannot point git at
-// another repository than the workspace.
-func gitEnv() []string {
-	env := os.Environ()
-	env = slices.DeleteFunc(env, func(kv string) bool { return strings.HasPrefix(kv, "GIT_") })
-	return append(env, "GIT_OPTIONAL_LOCKS=0", "GIT_TERMINAL_PROMPT=0")
+// errUntrustedIgnore is returned by checkIgnoreFiles.
+var errUntrustedIgnore = errors.New("a .gitignore is not a regular file")
+
+// checkIgnoreFiles walks the directories of the tree as git's listing
+// would (ignored directories and .git are not entered), reading directories
+// and .gitignore files only, and refuses when a .gitignore entry is
+// anything but a regular file or a symlink (which git does not follow).
+func checkIgnoreFiles(done <-chan struct{}, root *os.Root) error {
+	seen := 0
+	// Each directory is opened relative to its parent's descriptor: one
+	// system call, no symlink followed, no FIFO waited on.
+	var visit func(d *os.File, dir string, stack []*ignoreFile) error
+	visit = func(d *os.File, dir string, stack []*ignoreFile) error {
+		select {
+		case <-done:
+			return context.Canceled
+		default:
+		}
+		if seen++; seen > maxListedFiles {
+			return errListCapped
+		}
+		ents, err := d.ReadDir(-1)
+		if err != nil {
+			return nil
+		}
+		for _, e := range ents {
+			if e.Name() == ".gitignore" {
+				if t := e.Type(); !t.IsRegular() && t&fs.ModeSymlink == 0 {
+					return fmt.Errorf("%w: %s (%s)", errUntrustedIgnore, path.Join(dir, ".gitignore"), t.Type())
+				}
+				if ig := readIgnoreFile(root, dir); ig != nil {
+					stack = append(stack[:len(stack):len(stack)], ig)
+				}
+			}
+		}
+		for _, e := range ents {
+			if !e.IsDir() || strings.EqualFold(e.Name(), ".git") {
+				continue
+			}
+			rel := path.Join(dir, e.Name())
+			if ignored(stack, rel, true) {
+				continue
+			}
+			sub, err := safefile.OpenDirAt(d, e.Name())
+			if err != nil {
+				continue // gone or swapped: git would not list it either
+			}
+			err = visit(sub, rel, stack)
+			sub.Close()
+			if err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	top, fi, err := safefile.OpenFileOrDir(root, ".")
+	if err != nil {
+		return err
+	}
+	defer top.Close()
+	if !fi.IsDir() {
+		return nil
+	}
+	err = visit(top, ".", nil)
+	if errors.Is(err, errListCapped) {
+		return nil
+	}
+	return err
 }
+
+// gitEnv is the environment the harness's git calls get (see gitexec.Env):
+// allow-listed variables only, so neither a secret nor an inherited GIT_DIR
+// or GIT_INDEX_FILE reaches git.
+func gitEnv() []string { return gitexec.Env(nil) }
 
 // walkTree walks root in lexical order without following symlinks, skipping
 // `.git` entries and whatever the .gitignore files met on the way exclude.
@@ -105,8 +174,8 @@ func gitEnv() []string {
 // The walk stops with errListCapped after limit entries and with the done
 // channel's closing (a nil channel never closes).
 func walkTree(done <-chan struct{}, root *os.Root, limit int, fn func(rel string, d fs.DirEntry) error) error {
-	fsys := root.FS()
-	var stack []*ignoreFile // .gitignore files of the current directory chain
+	fsys := safefile.FS(root) // a FIFO swapped in for a directory is refused, not waited on
+	var stack []*ignoreFile   // .gitignore files of the current directory chain
 	seen := 0
 	return fs.WalkDir(fsys, ".", func(rel string, d fs.DirEntry, err error) error {
 		if err != nil {
@@ -145,7 +214,7 @@ func walkTree(done <-chan struct{}, root *os.Root, limit int, fn func(rel string
 			}
 		}
 		if d.IsDir() {
-			if ig := readIgnoreFile(fsys, rel); ig != nil {
+			if ig := readIgnoreFile(root, rel); ig != nil {
 				stack = append(stack, ig)
 			}
 		}
@@ -173,13 +242,11 @@ type ignoreRule struct {
 }
 
 // readIgnoreFile parses dir/.gitignore, or returns nil when there is none.
-func readIgnoreFile(fsys fs.FS, dir string) *ignoreFile {
+func readIgnoreFile(root *os.Root, dir string) *ignoreFile {
 	name := path.Join(dir, ".gitignore")
-	fi, err := fs.Stat(fsys, name)
-	if err != nil || !fi.Mode().IsRegular() || fi.Size() > maxGitignoreBytes {
-		return nil
-	}
-	data, err := fs.ReadFile(fsys, name)
+	// Opened non-blocking and checked on the descriptor: a FIFO named
+	// .gitignore is skipped, never waited on.
+	data, err := safefile.ReadFile(root, name, maxGitignoreBytes)
 	if err != nil {
 		return nil
 	}

@@ -19,6 +19,7 @@ import (
 
 	"github.com/org/mini-agent/agent"
 	"github.com/org/mini-agent/internal/glob"
+	"github.com/org/mini-agent/internal/safefile"
 )
 
 // DefaultProtected are the globs never written unless the policy says otherwise.
@@ -110,6 +111,12 @@ func (w *Workspace) Dir() string { return w.dir }
 
 // Root is the os.Root all file access goes through.
 func (w *Workspace) Root() *os.Root { return w.root }
+
+// FS is the workspace as an fs.FS whose opens never block and never follow
+// a symlink at the last component, and that reads regular files only (a
+// FIFO swapped in by code under test is refused): for engines that read
+// through fs.FS (the patch engine).
+func (w *Workspace) FS() fs.FS { return safefile.FS(w.root) }
 
 // RunsDir is the directory (outside the workspace) holding run_test logs.
 func (w *Workspace) RunsDir() string { return w.runsDir }

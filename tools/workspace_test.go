@@ -1,6 +1,8 @@
 package tools
 
 import (
+	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -9,6 +11,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/org/mini-agent/internal/gitexec"
 )
 
 // fxWrite creates files (slash paths relative to dir) with their contents.
@@ -288,5 +292,31 @@ func TestEditDistance(t *testing.T) {
 		if got := editDistance(c.a, c.b, c.limit); got != c.want {
 			t.Errorf("editDistance(%q, %q, %d) = %d, want %d", c.a, c.b, c.limit, got, c.want)
 		}
+	}
+}
+
+// A git planted earlier on PATH after start-up (test code writing
+// ~/.local/bin/git) is never run by search: git was resolved once, and
+// the planted one would have received the harness's environment.
+func TestSearchNeverRunsAGitPlantedOnPath(t *testing.T) {
+	if err := gitexec.Init(); err != nil { // what main does first
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	fxWrite(t, dir, map[string]string{"a.txt": "needle\n"})
+	fxGit(t, dir, "init", "-q")
+	bin := t.TempDir()
+	canary := filepath.Join(t.TempDir(), "planted-git-ran")
+	fxWrite(t, bin, map[string]string{"git": "#!/bin/sh\nenv > '" + canary + "'\nexit 1\n"})
+	if err := os.Chmod(filepath.Join(bin, "git"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
+	res, err := NewSearch(fxWorkspace(t, dir)).Execute(context.Background(), json.RawMessage(`{"query":"needle"}`))
+	if err != nil || !strings.Contains(res.Text, "a.txt:1:") {
+		t.Fatalf("search: %+v %v", res, err)
+	}
+	if _, err := os.Stat(canary); err == nil {
+		t.Fatal("search ran the git planted on PATH")
 	}
 }

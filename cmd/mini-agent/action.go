@@ -8,7 +8,6 @@ import (
 	"github.com/org/mini-agent/internal/proc"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -18,6 +17,7 @@ import (
 	"github.com/org/mini-agent/ghapi"
 	"github.com/org/mini-agent/internal/bundle"
 	"github.com/org/mini-agent/internal/config"
+	"github.com/org/mini-agent/internal/gitexec"
 	"github.com/org/mini-agent/internal/pipeline"
 	"github.com/org/mini-agent/internal/publish"
 	"github.com/org/mini-agent/internal/route"
@@ -302,13 +302,11 @@ func (a *actionRun) checkWorkspace(ctx context.Context) error {
 	if a.job.Mode != agent.ModeFix || a.job.HeadSHA == "" {
 		return nil
 	}
-	cmd := exec.CommandContext(ctx, "git", "rev-parse", "HEAD")
-	cmd.Dir = a.ws
-	out, err := cmd.Output()
+	out, err := gitexec.Output(ctx, gitexec.Options{Dir: a.ws}, "rev-parse", "HEAD")
 	if err != nil {
 		return fmt.Errorf("the workspace %s is not a git checkout (run actions/checkout first): %v", a.ws, err)
 	}
-	if head := strings.TrimSpace(string(out)); head != a.job.HeadSHA {
+	if head := strings.TrimSpace(out); head != a.job.HeadSHA {
 		return fmt.Errorf("the workspace is at %s but the failure is at %s: check out the failing commit "+
 			"(actions/checkout with `ref: %s`) so the fix applies to it", short(head), short(a.job.HeadSHA), refHint(a.env.Getenv("GITHUB_EVENT_NAME")))
 	}

@@ -8,7 +8,6 @@ import (
 	"io"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -17,6 +16,7 @@ import (
 
 	"github.com/org/mini-agent/agent"
 	"github.com/org/mini-agent/internal/config"
+	"github.com/org/mini-agent/internal/gitexec"
 	"github.com/sethvargo/go-githubactions"
 )
 
@@ -308,15 +308,13 @@ const tokenBasicEnv = "MINI_AGENT_GITHUB_TOKEN_BASIC_AUTH"
 // git config (actions/checkout's default): test code the model writes runs
 // in the workspace and could read it. Only names are read, never values.
 func (a *actionRun) warnPersistedCredentials(ctx context.Context) {
-	cmd := exec.CommandContext(ctx, "git", "config", "--includes", "--name-only", "--get-regexp", `^http\..*\.extraheader$`)
-	cmd.Dir = a.ws
-	out, err := cmd.Output()
-	if err != nil || strings.TrimSpace(string(out)) == "" {
+	out, err := gitexec.Output(ctx, gitexec.Options{Dir: a.ws}, "config", "--includes", "--name-only", "--get-regexp", `^http\..*\.extraheader$`)
+	if err != nil || strings.TrimSpace(out) == "" {
 		return
 	}
 	a.gha.Warningf("the checkout left a credential in the git config (%s): code the model writes runs as tests in this "+
 		"workspace and could read it; use actions/checkout with `persist-credentials: false` (mini-agent publishes "+
-		"through the API and needs no git credential)", oneLine(string(out)))
+		"through the API and needs no git credential)", oneLine(out))
 }
 
 // environOr is environ, or the process environment when nil.

@@ -8,6 +8,7 @@ import (
 	"os/signal"
 	"syscall"
 
+	"github.com/org/mini-agent/internal/gitexec"
 	"github.com/org/mini-agent/internal/sandbox"
 )
 
@@ -16,6 +17,9 @@ func main() {
 	// execs the test command (see internal/sandbox); nothing else runs.
 	sandbox.Main()
 	hardenProcess()
+	// git is resolved to an absolute path once, now, before any code under
+	// test can plant another on PATH; a missing git is reported where used.
+	_ = gitexec.Init()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	// The first signal cancels the run cleanly (test process groups killed,
 	// reports written); a second one gets the default behaviour: exit now.

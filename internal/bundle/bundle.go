@@ -54,14 +54,17 @@ type Bundle struct {
 	// Report is Message split into Summary, Root cause and Assumptions.
 	Report agent.Report `json:"report"`
 
-	Validation []Check      `json:"validation,omitempty"`
-	Run        RunInfo      `json:"run"`
-	Steps      []Step       `json:"steps,omitempty"`
-	Usage      agent.Usage  `json:"usage"`
-	CostUSD    float64      `json:"cost_usd"`
-	CostKnown  bool         `json:"cost_known"`
-	Warnings   []string     `json:"warnings,omitempty"`
-	Extra      ExtraContext `json:"context,omitempty"`
+	Validation []Check     `json:"validation,omitempty"`
+	Run        RunInfo     `json:"run"`
+	Steps      []Step      `json:"steps,omitempty"`
+	Usage      agent.Usage `json:"usage"`
+	CostUSD    float64     `json:"cost_usd"`
+	CostKnown  bool        `json:"cost_known"`
+	Warnings   []string    `json:"warnings,omitempty"`
+	// Reverted lists what code under test changed that the harness undid:
+	// .git in every mode, the workspace in explain mode.
+	Reverted []Reverted   `json:"reverted,omitempty"`
+	Extra    ExtraContext `json:"context,omitempty"`
 	// WhyStopped says in one line why a run ended without a validated fix
 	// or a diagnosis ("not fixed: the model ended without a patch after 4
 	// turns"); empty when it did not (report.Why).
@@ -82,6 +85,18 @@ type ExtraContext struct {
 	Job      string `json:"job,omitempty"`
 	Policy   string `json:"policy,omitempty"`
 	Reason   string `json:"policy_reason,omitempty"`
+}
+
+// Reverted is one change made by code under test that the harness found
+// after a run of the test command and undid (or failed to: Restored false,
+// Error says why).
+type Reverted struct {
+	Path     string `json:"path"`
+	Change   string `json:"change"` // added, modified, removed, type changed
+	Where    string `json:"where"`  // ".git" or "workspace"
+	After    string `json:"after"`  // "run_test call 2", "initial run", "validation"
+	Restored bool   `json:"restored"`
+	Error    string `json:"error,omitempty"`
 }
 
 // File is the final state of one changed file.

@@ -9,9 +9,10 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
+
+	"github.com/org/mini-agent/internal/gitexec"
 )
 
 //go:embed all:testdata/example
@@ -59,10 +60,8 @@ func Materialize(ctx context.Context, dir string) error {
 		{"add", "-A"},
 		{"-c", "user.name=mini-agent demo", "-c", "user.email=demo@example.invalid", "commit", "-q", "-m", "example with a bug"},
 	} {
-		cmd := exec.CommandContext(ctx, "git", args...)
-		cmd.Dir = dir
-		if out, err := cmd.CombinedOutput(); err != nil {
-			return fmt.Errorf("demo: git %s: %w: %s", args[0], err, out)
+		if _, err := gitexec.Run(ctx, gitexec.Options{Dir: dir}, args...); err != nil {
+			return fmt.Errorf("demo: %w", err)
 		}
 	}
 	return nil

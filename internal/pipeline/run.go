@@ -16,9 +16,12 @@ import (
 	"github.com/org/mini-agent/agent/provider"
 	"github.com/org/mini-agent/internal/bundle"
 	"github.com/org/mini-agent/internal/failure"
+	"github.com/org/mini-agent/internal/gitexec"
+	"github.com/org/mini-agent/internal/gitguard"
 	"github.com/org/mini-agent/internal/glob"
 	"github.com/org/mini-agent/internal/proc"
 	"github.com/org/mini-agent/internal/report"
+	"github.com/org/mini-agent/internal/safefile"
 	"github.com/org/mini-agent/internal/snapshot"
 	"github.com/org/mini-agent/tools"
 )
@@ -73,15 +76,31 @@ func Run(ctx context.Context, o Options) (*Outcome, error) {
 		return nil, err
 	}
 	defer snap.Close()
+	// .git as it is now is the harness's: every change test code makes to
+	// it is undone after each run (and, read-only, the workspace's too).
+	guard, err := gitguard.New(ws.Dir())
+	if err != nil {
+		return nil, err
+	}
+	cont := &containment{guard: guard, snap: snap, readOnly: o.Mode == agent.ModeExplain}
 
 	b := &bundle.Bundle{Version: bundle.Version, Mode: string(o.Mode), Provider: o.Provider, Model: modelName,
 		Command: o.TestCommand, BaseSHA: headSHA(ctx, ws.Dir()), MiniAgentVersion: o.Version}
 	out := &Outcome{Bundle: b, isolation: runTest.Protections}
+	done := func(status string) (*Outcome, error) {
+		cont.record(b)
+		if cont.broken() && (status == bundle.StatusFixed || status == bundle.StatusExplained) {
+			// Something test code did to .git (or, read-only, to the
+			// workspace) is still there: the run cannot vouch for its result.
+			status = bundle.StatusNotFixed
+		}
+		return o.finish(out, status, redact)
+	}
 
-	fc, initial, err := o.failureContext(ctx, ws, runTest)
+	fc, initial, err := o.failureContext(ctx, ws, runTest, cont)
 	if err != nil {
 		if ctx.Err() != nil {
-			return o.finish(out, bundle.StatusCancelled, redact)
+			return done(bundle.StatusCancelled)
 		}
 		return nil, err
 	}
@@ -89,7 +108,7 @@ func Run(ctx context.Context, o Options) (*Outcome, error) {
 		b.Validation = append(b.Validation, *initial)
 		if initial.Passed && o.Mode == agent.ModeFix {
 			b.Report = agent.Report{Summary: "The test command passes: nothing to fix."}
-			return o.finish(out, bundle.StatusNothingToFix, redact)
+			return done(bundle.StatusNothingToFix)
 		}
 		b.Validation = nil // the first run is the failure, not a validation
 	}
@@ -106,7 +125,7 @@ func Run(ctx context.Context, o Options) (*Outcome, error) {
 		defer traceFile.Close()
 		sinks = append(sinks, agent.NewJSONLSink(traceFile))
 	}
-	toolset := []agent.Tool{tools.NewReadFile(ws), tools.NewSearch(ws), tools.NewApplyPatch(ws), runTest}
+	toolset := []agent.Tool{tools.NewReadFile(ws), tools.NewSearch(ws), tools.NewApplyPatch(ws), cont.wrap(runTest)}
 	if o.WrapTool != nil {
 		for i, t := range toolset {
 			toolset[i] = o.WrapTool(t)
@@ -142,28 +161,33 @@ func Run(ctx context.Context, o Options) (*Outcome, error) {
 	if res.StopReason == agent.StopCancelled {
 		// Record what was done so far; run nothing more.
 		_ = collectDiff(context.WithoutCancel(ctx), snap, ws, b)
-		return o.finish(out, bundle.StatusCancelled, redact)
+		return done(bundle.StatusCancelled)
 	}
 	if err := collectDiff(ctx, snap, ws, b); err != nil {
-		var tl *snapshot.TooLargeError
-		if !errors.As(err, &tl) {
+		var (
+			tl *snapshot.TooLargeError
+			mm *snapshot.MismatchError
+		)
+		if !errors.As(err, &tl) && !errors.As(err, &mm) {
 			return nil, err
 		}
+		// Too large, or the diff is not what the files hold: never
+		// reported as a fix.
 		b.Diff, b.Files = "", nil
-		b.Warnings = append(b.Warnings, "the change was discarded: "+tl.Error())
-		return o.finish(out, bundle.StatusNotFixed, redact)
+		b.Warnings = append(b.Warnings, "the change was discarded: "+err.Error())
+		return done(bundle.StatusNotFixed)
 	}
 	if changeHoldsSecret(b, redact) {
 		// Only an exfiltration attempt puts a secret into the change.
 		b.Diff, b.Files = "", nil
 		b.Warnings = append(b.Warnings, "the change contained a secret value and was discarded")
-		return o.finish(out, bundle.StatusNotFixed, redact)
+		return done(bundle.StatusNotFixed)
 	}
 	if hit := protectedChanges(b.Files, protected); len(hit) > 0 {
 		// apply_patch refuses these paths; code run by run_test does not.
 		b.Diff, b.Files = "", nil
 		b.Warnings = append(b.Warnings, "the change touched protected paths ("+strings.Join(hit, ", ")+") and was discarded")
-		return o.finish(out, bundle.StatusNotFixed, redact)
+		return done(bundle.StatusNotFixed)
 	}
 	if o.Mode == agent.ModeExplain {
 		status := bundle.StatusNotFixed
@@ -174,29 +198,29 @@ func Run(ctx context.Context, o Options) (*Outcome, error) {
 			b.Warnings = append(b.Warnings, "the workspace changed during a read-only run")
 			status = bundle.StatusNotFixed
 		}
-		return o.finish(out, status, redact)
+		return done(status)
 	}
 	if b.Diff == "" {
-		return o.finish(out, bundle.StatusNotFixed, redact)
+		return done(bundle.StatusNotFixed)
 	}
 	b.Warnings = append(b.Warnings, testFileWarnings(b.Files)...)
-	if err := validate(ctx, runTest, b); err != nil {
+	if err := validate(ctx, runTest, b, cont); err != nil {
 		if ctx.Err() != nil {
-			return o.finish(out, bundle.StatusCancelled, redact)
+			return done(bundle.StatusCancelled)
 		}
 		return nil, err
 	}
 	switch {
 	case !b.Validated():
 		if res.Finished() {
-			return o.finish(out, bundle.StatusValidationFailed, redact)
+			return done(bundle.StatusValidationFailed)
 		}
-		return o.finish(out, bundle.StatusNotFixed, redact)
+		return done(bundle.StatusNotFixed)
 	case !res.Finished():
 		b.Warnings = append(b.Warnings, "the tests pass, but the model stopped before explaining its change ("+res.StopReason+")")
-		return o.finish(out, bundle.StatusNotFixed, redact)
+		return done(bundle.StatusNotFixed)
 	}
-	return o.finish(out, bundle.StatusFixed, redact)
+	return done(bundle.StatusFixed)
 }
 
 // model builds the model adapter, or takes the injected one.
@@ -291,10 +315,7 @@ func readAgentsMD(ws *tools.Workspace) string {
 	if err != nil {
 		return ""
 	}
-	if fi, err := ws.Root().Stat(real); err != nil || !fi.Mode().IsRegular() {
-		return ""
-	}
-	f, err := ws.Root().Open(real)
+	f, _, err := safefile.Open(ws.Root(), real)
 	if err != nil {
 		return ""
 	}
@@ -304,7 +325,7 @@ func readAgentsMD(ws *tools.Workspace) string {
 }
 
 func headSHA(ctx context.Context, dir string) string {
-	out, err := gitOutput(ctx, dir, "rev-parse", "HEAD")
+	out, err := gitexec.Output(ctx, gitexec.Options{Dir: dir}, "rev-parse", "HEAD")
 	if err != nil {
 		return ""
 	}

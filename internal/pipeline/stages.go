@@ -5,13 +5,13 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"path"
 	"path/filepath"
 	"strings"
 
 	"github.com/org/mini-agent/internal/bundle"
 	"github.com/org/mini-agent/internal/failure"
+	"github.com/org/mini-agent/internal/safefile"
 	"github.com/org/mini-agent/internal/snapshot"
 	"github.com/org/mini-agent/tools"
 )
@@ -21,7 +21,7 @@ const tailBytes = 4 << 10
 
 // failureContext extracts what failed: from the given log, or from the
 // harness's own first run of the test command (returned as a check).
-func (o *Options) failureContext(ctx context.Context, ws *tools.Workspace, rt *tools.RunTest) (*failure.FailureContext, *bundle.Check, error) {
+func (o *Options) failureContext(ctx context.Context, ws *tools.Workspace, rt *tools.RunTest, cont *containment) (*failure.FailureContext, *bundle.Check, error) {
 	fopt := failure.Options{Workspace: ws.Dir()}
 	if logs := o.failureLogs(); len(logs) > 0 {
 		fc, err := ExtractFailures(logs, ws.Dir())
@@ -34,6 +34,7 @@ func (o *Options) failureContext(ctx context.Context, ws *tools.Workspace, rt *t
 	// `go test -json` output is parsed exactly; the flag is added only when
 	// it does not change what the maintainer's command means.
 	ro, err := rt.RunRewritten(ctx, failure.GoTestJSONArgs)
+	cont.after(ctx, "initial run")
 	if err != nil {
 		return nil, nil, err
 	}
@@ -79,10 +80,11 @@ func checkFrom(name string, ro tools.RunOutcome) bundle.Check {
 
 // validate is the harness's own verdict: the failing tests narrowed (when
 // the runner supports it), then the whole test command.
-func validate(ctx context.Context, rt *tools.RunTest, b *bundle.Bundle) error {
+func validate(ctx context.Context, rt *tools.RunTest, b *bundle.Bundle, cont *containment) error {
 	if len(b.FailingTests) > 0 {
 		names := testNames(b.FailingTests)
 		ro, err := rt.RunCommandRewritten(ctx, names, nil, goTestVerboseArgs)
+		cont.after(ctx, "validation (failing tests)")
 		switch {
 		case err != nil && ctx.Err() != nil:
 			return err
@@ -102,6 +104,7 @@ func validate(ctx context.Context, rt *tools.RunTest, b *bundle.Bundle) error {
 		// An error here means the runner cannot narrow: the full run decides.
 	}
 	ro, err := rt.RunCommand(ctx, nil, nil)
+	cont.after(ctx, "validation (full test command)")
 	if err != nil {
 		return err
 	}
@@ -145,7 +148,19 @@ func collectDiff(ctx context.Context, snap *snapshot.Snapshot, ws *tools.Workspa
 			if err != nil {
 				return fmt.Errorf("collect diff: %w", err)
 			}
+			// The diff's new side must be these bytes: git stored what the
+			// file holds, nothing a filter or an attribute made of it.
+			if err := snap.Verify(c, data); err != nil {
+				return err
+			}
 			f.Content = data
+		}
+		gone := c.OldPath // a rename's source, or a deleted file, must be gone
+		if c.Status == "deleted" {
+			gone = c.Path
+		}
+		if _, err := ws.Root().Lstat(gone); gone != "" && err == nil {
+			return &snapshot.MismatchError{Path: gone, DiffBlob: "(deleted)", FileBlob: "(still there)"}
 		}
 		b.Files = append(b.Files, f)
 	}
@@ -157,7 +172,7 @@ func readWorkspaceFile(ws *tools.Workspace, p, mode string) ([]byte, error) {
 		target, err := ws.Root().Readlink(p)
 		return []byte(target), err
 	}
-	return ws.Root().ReadFile(p)
+	return safefile.ReadFile(ws.Root(), p, snapshot.MaxFileBytes)
 }
 
 // testFileWarnings flags changes to test files: a fix that edits tests is
@@ -205,13 +220,6 @@ func firstLine(s string) string {
 		s = s[:200] + "..."
 	}
 	return s
-}
-
-func gitOutput(ctx context.Context, dir string, args ...string) (string, error) {
-	cmd := exec.CommandContext(ctx, "git", args...)
-	cmd.Dir = dir
-	out, err := cmd.Output()
-	return string(out), err
 }
 
 // goTestVerboseArgs adds -v to a plain `go test` command (when it has

@@ -7,63 +7,99 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
+
+	"github.com/org/mini-agent/internal/gitexec"
 )
 
-// hostileFilter makes git run cmd as the clean filter of every .txt file:
-// code under test can write .git/config, and the model can write
-// .gitattributes, so the repository decides what `git add` executes.
-func hostileFilter(t *testing.T, cmd string) string {
+// plantFilter does what hostile test code can: define a filter in the
+// repository's config and assign it through .git/info/attributes (and the
+// tree's .gitattributes), plus content-changing attributes. The filter
+// writes canary when it runs and upper-cases what it stores.
+func plantFilter(t *testing.T, dir, canary string) {
 	t.Helper()
-	dir := setup(t, true)
-	write(t, dir, ".gitattributes", "*.txt filter=hostile\n", 0o644)
-	run(t, dir, "git", "config", "filter.hostile.clean", cmd)
-	return dir
+	run(t, dir, "git", "config", "filter.hostile.clean", "touch '"+canary+"'; tr a-z A-Z")
+	run(t, dir, "git", "config", "filter.hostile.smudge", "touch '"+canary+"'; cat")
+	write(t, dir, ".git/info/attributes", "* filter=hostile\n", 0o644)
+	write(t, dir, ".gitattributes", "*.go filter=hostile ident\n*.txt text eol=lf\n*.u16 working-tree-encoding=UTF-16LE\n", 0o644)
 }
 
-// The harness's own git calls run after code the model wrote has run; they
-// must not hand that code the secrets the test command's environment was
-// scrubbed of.
-func TestGitDoesNotSeeTheHarnessSecrets(t *testing.T) {
-	const canary = "ghs_SNAPSHOTcanary0123456789abcdef"
-	t.Setenv("GITHUB_TOKEN", canary)
-	t.Setenv("OPENAI_API_KEY", canary+"2")
-	t.Setenv("DEPLOY_PASS", canary+"3") // a --secret-env name snapshot cannot know
-	dump := filepath.Join(t.TempDir(), "env")
-	dir := hostileFilter(t, "env >> '"+dump+"'; cat")
+// No filter or content attribute the repository chooses changes what the
+// snapshot records: the diff's new side is each file's bytes, and the
+// filter never runs (its canary is never written).
+func TestRepositoryFiltersNeverRun(t *testing.T) {
+	t.Parallel()
+	for _, when := range []string{"before Take", "after Take"} {
+		t.Run(when, func(t *testing.T) {
+			t.Parallel()
+			dir := setup(t, true)
+			canary := filepath.Join(t.TempDir(), "filter-ran")
+			if when == "before Take" {
+				plantFilter(t, dir, canary)
+			}
+			s, err := Take(context.Background(), dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			if when == "after Take" {
+				plantFilter(t, dir, canary)
+			}
+			write(t, dir, "a.go", "package a\n\n// $Id$\nfunc A() int { return 2 }\n", 0o644)
+			write(t, dir, "crlf.txt", "one\r\ntwo\r\n", 0o644)
+			write(t, dir, "x.u16", "h\x00i\x00\n\x00", 0o644)
+			diff, changes, err := s.Diff(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := os.Stat(canary); err == nil {
+				t.Fatal("the repository's filter ran inside the snapshot's git")
+			}
+			seen := 0
+			for _, c := range changes {
+				if c.Status == "deleted" {
+					continue
+				}
+				data, err := os.ReadFile(filepath.Join(dir, c.Path))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := s.Verify(c, data); err != nil {
+					t.Errorf("%v", err)
+				}
+				seen++
+			}
+			if seen < 3 {
+				t.Fatalf("changes %+v, want a.go, crlf.txt and x.u16 among them", changes)
+			}
+			if !strings.Contains(diff, "+func A() int { return 2 }") || strings.Contains(diff, "FUNC A") {
+				t.Fatalf("the diff is not the file's text:\n%s", diff)
+			}
+		})
+	}
+}
+
+// A git planted earlier on PATH after start-up (test code writing
+// ~/.local/bin/git) is never run: git was resolved once, at start-up.
+func TestPlantedGitOnPathIsNeverRun(t *testing.T) {
+	if err := gitexec.Init(); err != nil { // what main does first
+		t.Fatal(err)
+	}
+	dir := setup(t, true)
+	bin := t.TempDir()
+	canary := filepath.Join(t.TempDir(), "planted-git-ran")
+	write(t, bin, "git", "#!/bin/sh\nenv > '"+canary+"'\nexit 1\n", 0o755)
+	t.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
 	s, err := Take(context.Background(), dir)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	write(t, dir, "new.txt", "changed\n", 0o644)
+	write(t, dir, "a.go", "package a\n", 0o644)
 	if _, _, err := s.Diff(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	env, err := os.ReadFile(dump)
-	if err != nil {
-		t.Fatalf("the filter did not run, the test proves nothing: %v", err)
-	}
-	if strings.Contains(string(env), canary) {
-		t.Fatal("git's children saw the harness's secrets")
-	}
-}
-
-// A filter that never ends (or leaves a child holding git's output) must
-// not hang the run past its context.
-func TestGitHonoursTheContextWhenAFilterHangs(t *testing.T) {
-	t.Parallel()
-	dir := hostileFilter(t, "sleep 30 & sleep 30; cat")
-	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
-	defer cancel()
-	t0 := time.Now()
-	s, err := Take(ctx, dir)
-	if err == nil {
-		s.Close()
-		t.Fatal("Take succeeded although its filter cannot finish in time")
-	}
-	if d := time.Since(t0); d > 10*time.Second {
-		t.Fatalf("Take returned after %v, long after its context ended", d)
+	if _, err := os.Stat(canary); err == nil {
+		t.Fatal("the git planted on PATH ran")
 	}
 }
 

@@ -1,40 +1,51 @@
 // Package snapshot records a workspace's state before a run and produces
 // the exact diff of what the run changed, with real git, without touching
-// the user's index, HEAD or working tree.
+// the user's .git (index, HEAD, config, objects) or working tree, and
+// without running anything the repository configures.
 package snapshot
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"slices"
 	"strings"
 	"time"
 
-	"github.com/org/mini-agent/internal/proc"
+	"github.com/org/mini-agent/internal/gitexec"
+	"github.com/org/mini-agent/internal/safefile"
 )
 
 // Snapshot is the tree of a workspace at one moment.
 type Snapshot struct {
 	dir     string
-	env     []string // GIT_DIR / GIT_WORK_TREE / GIT_INDEX_FILE for every git call
+	env     []string // GIT_DIR / GIT_WORK_TREE / GIT_INDEX_FILE / alternates for every git call
 	tree    string
 	tmp     string
-	shadow  bool
+	format  string   // object format: "sha1" or "sha256"
 	exclude []string // absolute paths never recorded
 }
 
 // Take records the current state of dir (tracked and untracked, ignored
-// files excluded). In a git work tree it uses a private copy of the index;
-// elsewhere a shadow repository in a temporary directory. Close removes
-// the temporary files.
+// files excluded). Close removes the temporary files.
+//
+// Git runs on a shadow repository in a temporary directory with the
+// workspace as its work tree, never on the workspace's own .git: code under
+// test can write .git/config, .git/info/attributes and .gitattributes, and
+// so choose filters, attribute drivers, an fsmonitor or hooks. The shadow
+// has no such configuration, and its info/attributes (the attribute source
+// git ranks first) unsets every attribute that changes content (text, eol,
+// ident, filter, working-tree-encoding): each blob is the file's bytes. The
+// repository's objects are borrowed read-only as alternates, and its
+// info/exclude is copied, so the snapshot ignores what the repository does.
 func Take(ctx context.Context, dir string) (*Snapshot, error) {
 	return TakeExcluding(ctx, dir, nil)
 }
+
+// neutralAttributes is the shadow's info/attributes.
+const neutralAttributes = "* -text !eol !crlf -ident -filter !working-tree-encoding !diff !merge\n"
 
 // TakeExcluding is Take leaving out the files at the given paths (absolute,
 // or relative to the current directory), before and after: the harness's
@@ -44,7 +55,11 @@ func TakeExcluding(ctx context.Context, dir string, exclude []string) (*Snapshot
 	if err != nil {
 		return nil, fmt.Errorf("snapshot: %w", err)
 	}
-	s := &Snapshot{dir: dir, tmp: tmp}
+	s := &Snapshot{dir: dir, tmp: tmp, format: "sha1"}
+	fail := func(err error) (*Snapshot, error) {
+		os.RemoveAll(tmp)
+		return nil, err
+	}
 	for _, p := range exclude {
 		if p == "" {
 			continue
@@ -53,38 +68,57 @@ func TakeExcluding(ctx context.Context, dir string, exclude []string) (*Snapshot
 			s.exclude = append(s.exclude, abs)
 		}
 	}
-	index := filepath.Join(tmp, "index")
-	gitDir, err := git(ctx, dir, nil, "rev-parse", "--absolute-git-dir")
-	if err == nil {
-		top, terr := git(ctx, dir, nil, "rev-parse", "--show-toplevel")
-		if terr != nil {
-			os.RemoveAll(tmp)
-			return nil, fmt.Errorf("snapshot: %w", terr)
+	shadow := filepath.Join(tmp, "shadow.git")
+	var objects, excludeFile string
+	if out, err := git(ctx, dir, nil, "rev-parse", "--show-toplevel", "--git-common-dir", "--show-object-format"); err == nil {
+		lines := strings.Split(out, "\n")
+		if len(lines) != 3 {
+			return fail(fmt.Errorf("snapshot: unexpected git rev-parse output %q", out))
 		}
-		if b, err := os.ReadFile(filepath.Join(gitDir, "index")); err == nil {
-			// Starting from the real index keeps git's stat cache: fast on big repos.
-			if err := os.WriteFile(index, b, 0o600); err != nil {
-				os.RemoveAll(tmp)
-				return nil, fmt.Errorf("snapshot: %w", err)
-			}
+		top, common := lines[0], lines[1]
+		if !filepath.IsAbs(common) {
+			common = filepath.Join(dir, common)
+		}
+		if lines[2] == "sha256" {
+			s.format = lines[2]
 		}
 		s.dir = top
-		s.env = []string{"GIT_INDEX_FILE=" + index}
-	} else {
-		shadow := filepath.Join(tmp, "shadow.git")
-		s.shadow = true
-		s.env = []string{"GIT_DIR=" + shadow, "GIT_WORK_TREE=" + dir, "GIT_INDEX_FILE=" + index}
-		if _, err := git(ctx, dir, s.env, "init", "-q"); err != nil {
-			os.RemoveAll(tmp)
-			return nil, fmt.Errorf("snapshot: %w", err)
+		objects = filepath.Join(common, "objects")
+		excludeFile = filepath.Join(common, "info", "exclude")
+	}
+	s.env = []string{"GIT_DIR=" + shadow, "GIT_WORK_TREE=" + s.dir, "GIT_INDEX_FILE=" + filepath.Join(tmp, "index")}
+	if objects != "" {
+		s.env = append(s.env, "GIT_ALTERNATE_OBJECT_DIRECTORIES="+objects)
+	}
+	if _, err := git(ctx, s.dir, s.env, "init", "-q", "--object-format="+s.format); err != nil {
+		return fail(fmt.Errorf("snapshot: %w", err))
+	}
+	info := filepath.Join(shadow, "info")
+	if err := os.MkdirAll(info, 0o700); err != nil {
+		return fail(fmt.Errorf("snapshot: %w", err))
+	}
+	if err := os.WriteFile(filepath.Join(info, "attributes"), []byte(neutralAttributes), 0o600); err != nil {
+		return fail(fmt.Errorf("snapshot: %w", err))
+	}
+	var excl []byte
+	if excludeFile != "" {
+		// Read the non-blocking way: a FIFO there is refused, not waited on.
+		excl, err = safefile.ReadPath(excludeFile, maxIgnoreBytes)
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return fail(fmt.Errorf("snapshot: the repository's info/exclude: %w", err))
 		}
 	}
+	if err := os.WriteFile(filepath.Join(info, "exclude"), excl, 0o600); err != nil {
+		return fail(fmt.Errorf("snapshot: %w", err))
+	}
 	if s.tree, err = s.writeTree(ctx); err != nil {
-		os.RemoveAll(tmp)
-		return nil, err
+		return fail(err)
 	}
 	return s, nil
 }
+
+// maxIgnoreBytes bounds the repository's info/exclude copied to the shadow.
+const maxIgnoreBytes = 1 << 20
 
 // Close removes the snapshot's temporary files.
 func (s *Snapshot) Close() error { return os.RemoveAll(s.tmp) }
@@ -93,6 +127,9 @@ func (s *Snapshot) Close() error { return os.RemoveAll(s.tmp) }
 func (s *Snapshot) Tree() string { return s.tree }
 
 func (s *Snapshot) writeTree(ctx context.Context) (string, error) {
+	if err := CheckInputs(ctx, s.dir); err != nil {
+		return "", err
+	}
 	args := []string{"add", "-A", "--", "."}
 	for _, p := range s.exclude {
 		if rel, ok := s.relative(p); ok {
@@ -131,6 +168,9 @@ type Change struct {
 	OldPath string `json:"old_path,omitempty"` // set for renames
 	Status  string `json:"status"`             // added, modified, deleted, renamed
 	Mode    string `json:"mode,omitempty"`     // "100644", "100755", "120000"
+	// Blob is the object id the diff gives the file's new content (empty
+	// for deletes); BlobID of the file's bytes must equal it.
+	Blob string `json:"-"`
 }
 
 // Diff returns the binary-safe unified diff from the snapshot to the
@@ -194,13 +234,13 @@ func parseRaw(raw string) ([]Change, error) {
 			}
 			return nil, fmt.Errorf("snapshot: unexpected diff-tree output %q", fields[i])
 		}
-		c := Change{Path: fields[i+1], Mode: meta[1]}
+		c := Change{Path: fields[i+1], Mode: meta[1], Blob: meta[3]}
 		i++
 		switch meta[4][0] {
 		case 'A':
 			c.Status = "added"
 		case 'D':
-			c.Status, c.Mode = "deleted", meta[0]
+			c.Status, c.Mode, c.Blob = "deleted", meta[0], ""
 		case 'R':
 			if i+1 >= len(fields) {
 				return nil, errors.New("snapshot: truncated rename record")
@@ -215,46 +255,18 @@ func parseRaw(raw string) ([]Change, error) {
 	return out, nil
 }
 
-// Bounds on one git call. The repository's attributes and config (which
-// code under test can write) may make git run filters that never end.
-const (
-	gitTimeout   = 10 * time.Minute
-	gitWaitDelay = 2 * time.Second
-)
+// gitTimeout bounds one git call: hashing a large work tree takes seconds,
+// and nothing the repository chooses runs in these calls, so only a FIFO
+// swapped in for a file git opens could make one wait this long.
+const gitTimeout = 2 * time.Minute
 
-// git runs one git command with a clean, non-interactive configuration and
-// an environment scrubbed of secrets, like the test command's: git may run
-// filters or hooks the repository chose after code the model wrote ran.
-// The command and anything it started die with ctx or after gitTimeout.
+// git runs one harness git command (see internal/gitexec: one binary,
+// allow-listed environment, no hook, fsmonitor or config-chosen program).
 func git(ctx context.Context, dir string, env []string, args ...string) (string, error) {
-	ctx, cancel := context.WithTimeout(ctx, gitTimeout)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, "git", append([]string{"-c", "core.quotepath=off", "-c", "core.autocrlf=false", "-c", "core.fsmonitor=false"}, args...)...)
-	cmd.Dir = dir
-	cmd.Env = append(gitEnv(), "GIT_TERMINAL_PROMPT=0", "GIT_CONFIG_NOSYSTEM=1", "LC_ALL=C")
-	cmd.Env = append(cmd.Env, env...)
-	proc.Contain(cmd, gitWaitDelay)
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	if err := cmd.Run(); err != nil {
-		return "", fmt.Errorf("git %s: %w: %s", args[0], err, strings.TrimSpace(errb.String()))
-	}
-	return strings.TrimRight(out.String(), "\n"), nil
+	return gitexec.Output(ctx, gitexec.Options{Dir: dir, Env: env, Timeout: gitTimeout}, args...)
 }
 
-// gitEnvNames are the only variables git gets: enough to find itself and
-// the user's global config, and no secret, whatever its name (names the
-// maintainer configured as secrets are unknown here).
-var gitEnvNames = []string{"PATH", "HOME", "USER", "LOGNAME", "TMPDIR", "TMP", "TEMP", "XDG_CONFIG_HOME",
-	"SYSTEMROOT", "WINDIR", "USERPROFILE", "PROGRAMDATA", "LOCALAPPDATA", "APPDATA"}
-
-func gitEnv() []string {
-	var env []string
-	for _, kv := range os.Environ() {
-		name, _, ok := strings.Cut(kv, "=")
-		if ok && slices.ContainsFunc(gitEnvNames, func(n string) bool { return strings.EqualFold(n, name) }) && !proc.IsSecretName(name, nil) {
-			env = append(env, kv)
-		}
-	}
-	return env
+// gitBytes is git returning its output unaltered (file contents).
+func gitBytes(ctx context.Context, dir string, env []string, args ...string) ([]byte, error) {
+	return gitexec.Run(ctx, gitexec.Options{Dir: dir, Env: env, Timeout: gitTimeout}, args...)
 }

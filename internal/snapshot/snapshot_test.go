@@ -103,6 +103,20 @@ func TestDiffRecordsOnlyTheRunsChanges(t *testing.T) {
 			}
 			got := map[string]Change{}
 			for _, c := range changes {
+				if c.Status != "deleted" {
+					// The diff's new side is the file's bytes.
+					data, err := os.ReadFile(filepath.Join(dir, c.Path))
+					if err != nil {
+						t.Fatal(err)
+					}
+					if err := s.Verify(c, data); err != nil {
+						t.Error(err)
+					}
+					if err := s.Verify(c, append(data, 'x')); err == nil {
+						t.Errorf("%s: Verify accepted other content", c.Path)
+					}
+				}
+				c.Blob = ""
 				got[c.Path] = c
 			}
 			want := map[string]Change{

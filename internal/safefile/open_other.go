@@ -1,0 +1,50 @@
+//go:build !unix
+
+package safefile
+
+import (
+	"io/fs"
+	"os"
+)
+
+// open on systems without FIFOs in the workspace sense (Windows): the type
+// is checked before and after the open.
+func open(root *os.Root, name string, dirOK bool) (*os.File, fs.FileInfo, error) {
+	if name == "" {
+		name = "."
+	}
+	fi, err := root.Lstat(name)
+	if err != nil {
+		return nil, nil, err
+	}
+	if !fi.Mode().IsRegular() && !(dirOK && fi.IsDir()) {
+		return nil, nil, notRegular(name, fi.Mode())
+	}
+	f, err := root.Open(name)
+	if err != nil {
+		return nil, nil, err
+	}
+	if fi, err = f.Stat(); err != nil || !fi.Mode().IsRegular() && !(dirOK && fi.IsDir()) {
+		f.Close()
+		if err == nil {
+			err = notRegular(name, fi.Mode())
+		}
+		return nil, nil, err
+	}
+	return f, fi, nil
+}
+
+// OpenDirAt opens the directory name (one component) inside parent.
+func OpenDirAt(parent *os.File, name string) (*os.File, error) {
+	root, err := os.OpenRoot(parent.Name())
+	if err != nil {
+		return nil, err
+	}
+	defer root.Close()
+	f, fi, err := open(root, name, true)
+	if err == nil && !fi.IsDir() {
+		f.Close()
+		return nil, notRegular(name, fi.Mode())
+	}
+	return f, err
+}

@@ -1,0 +1,156 @@
+package snapshot
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"strings"
+)
+
+// Restore puts the work tree back to the recorded state: files added since
+// are removed, changed and deleted ones get their recorded bytes and mode
+// back (from the snapshot's own objects, never through a filter). It
+// returns what it undid. Writes go through an os.Root on the work tree, so
+// a directory swapped for a symlink cannot lead them outside. A submodule
+// (gitlink) change cannot be undone and is reported as an error.
+func (s *Snapshot) Restore(ctx context.Context) ([]Change, error) {
+	now, err := s.writeTree(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if now == s.tree {
+		return nil, nil
+	}
+	raw, err := git(ctx, s.dir, s.env, "diff-tree", "-r", "-z", "--no-renames", "--no-commit-id", s.tree, now)
+	if err != nil {
+		return nil, fmt.Errorf("snapshot restore: %w", err)
+	}
+	recs, err := parseRawFull(raw)
+	if err != nil {
+		return nil, err
+	}
+	root, err := os.OpenRoot(s.dir)
+	if err != nil {
+		return nil, fmt.Errorf("snapshot restore: %w", err)
+	}
+	defer root.Close()
+	var (
+		undone []Change
+		errs   []error
+	)
+	for _, r := range recs {
+		if err := s.restoreOne(ctx, root, r); err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", r.path, err))
+			continue
+		}
+		undone = append(undone, Change{Path: r.path, Status: r.status, Mode: r.oldMode})
+	}
+	if len(errs) == 0 {
+		if again, err := s.writeTree(ctx); err != nil {
+			errs = append(errs, err)
+		} else if again != s.tree {
+			errs = append(errs, errors.New("the work tree still differs from the recorded state"))
+		}
+	}
+	if len(errs) > 0 {
+		return undone, fmt.Errorf("snapshot restore: %w", errors.Join(errs...))
+	}
+	return undone, nil
+}
+
+// rawRecord is one `diff-tree -r -z --no-renames` record.
+type rawRecord struct {
+	oldMode, newMode, oldBlob, newBlob, status, path string
+}
+
+func parseRawFull(raw string) ([]rawRecord, error) {
+	fields := strings.Split(strings.TrimSuffix(raw, "\x00"), "\x00")
+	var out []rawRecord
+	for i := 0; i+1 < len(fields); i += 2 {
+		meta := strings.Fields(strings.TrimPrefix(fields[i], ":"))
+		if len(meta) != 5 {
+			return nil, fmt.Errorf("snapshot: unexpected diff-tree output %q", fields[i])
+		}
+		r := rawRecord{oldMode: meta[0], newMode: meta[1], oldBlob: meta[2], newBlob: meta[3], path: fields[i+1]}
+		switch meta[4][0] {
+		case 'A':
+			r.status = "added"
+		case 'D':
+			r.status = "deleted"
+		default:
+			r.status = "modified"
+		}
+		out = append(out, r)
+	}
+	return out, nil
+}
+
+func (s *Snapshot) restoreOne(ctx context.Context, root *os.Root, r rawRecord) error {
+	if r.oldMode == "160000" || r.newMode == "160000" {
+		return errors.New("a submodule changed; it cannot be put back")
+	}
+	if r.status == "added" {
+		if err := root.Remove(r.path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+		return nil
+	}
+	data, err := gitBytes(ctx, s.dir, s.env, "cat-file", "blob", r.oldBlob)
+	if err != nil {
+		return err
+	}
+	if dir := path.Dir(r.path); dir != "." {
+		if err := root.MkdirAll(dir, 0o755); err != nil {
+			return err
+		}
+	}
+	var rnd [8]byte
+	rand.Read(rnd[:])
+	tmp := path.Join(path.Dir(r.path), ".mini-agent-restore-"+hex.EncodeToString(rnd[:]))
+	if r.oldMode == "120000" {
+		err = root.Symlink(string(data), tmp)
+	} else {
+		perm := fs.FileMode(0o644)
+		if r.oldMode == "100755" {
+			perm = 0o755
+		}
+		err = writeNew(root, tmp, data, perm)
+	}
+	if err != nil {
+		return err
+	}
+	if fi, lerr := root.Lstat(r.path); lerr == nil && fi.IsDir() {
+		if err := root.RemoveAll(r.path); err != nil {
+			root.Remove(tmp)
+			return err
+		}
+	}
+	if err := root.Rename(tmp, r.path); err != nil {
+		root.Remove(tmp)
+		return err
+	}
+	return nil
+}
+
+func writeNew(root *os.Root, name string, data []byte, perm fs.FileMode) error {
+	f, err := root.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(data)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = root.Chmod(name, perm)
+	}
+	if err != nil {
+		root.Remove(name)
+	}
+	return err
+}
