@@ -360,7 +360,7 @@ func (a *actionRun) options() (pipeline.Options, error) {
 	o := pipeline.Options{Mode: a.job.Mode, Workdir: a.ws, FailureLog: a.job.FailureLog, Instructions: a.job.Instructions,
 		Provider: first(strings.ToLower(in.Provider), d.Provider, "openai"), Model: first(in.Model, d.Model),
 		BaseURL: first(in.BaseURL, d.BaseURL), TestCommand: first(in.TestCommand, d.TestCommand),
-		Protected: a.cfg.ProtectedPaths(), SecretNames: secretInputEnv,
+		Protected: a.cfg.ProtectedPaths(), SecretNames: secretInputEnv, TestEnv: a.cfg.TestEnv, TestWritable: a.cfg.TestWritable,
 		TracePath: filepath.Join(a.tmp, "trace.jsonl"), BundlePath: filepath.Join(a.tmp, "bundle.json"),
 		Progress: newCommandSafeWriter(a.env.Stdout, &a.lock), Getenv: apiKeyGetenv(a.env.Getenv, in.APIKey), Environ: proc.WithoutCommandFiles(environOr(a.env.Environ)),
 		TestTimeout: 10 * time.Minute}

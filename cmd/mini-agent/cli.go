@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -94,6 +95,8 @@ type jobFlags struct {
 	timeout    time.Duration
 	protected  string
 	secretEnvs string
+	testEnv    string
+	writable   string
 	priceIn    float64
 	priceOut   float64
 }
@@ -108,13 +111,13 @@ func jobCommand(mode agent.Mode) (*command, *jobFlags) {
 			{"Workspace and tests", []string{"workdir", "test-command", "failure-log", "test-timeout", "instructions"}},
 			{"Model", []string{"provider", "model", "base-url", "script"}},
 			{"Budgets (the run stops at the first one reached)", []string{"max-steps", "max-tokens", "max-cost-usd", "price-in", "price-out", "timeout"}},
-			{"Safety", []string{"protected", "secret-env"}},
+			{"Safety", []string{"protected", "secret-env", "test-env", "test-writable", "no-sandbox"}},
 			{"Output", []string{"trace", "bundle", "summary"}},
 		},
 		required: []string{"test-command"},
 		meta: map[string]string{"workdir": "DIR", "test-command": "CMD", "failure-log": "FILE", "instructions": "TEXT",
 			"provider": "NAME", "model": "NAME", "base-url": "URL", "script": "FILE", "protected": "GLOBS",
-			"secret-env": "NAMES", "trace": "FILE", "bundle": "FILE", "summary": "FILE", "price-in": "USD", "price-out": "USD",
+			"secret-env": "NAMES", "test-env": "NAMES", "test-writable": "DIRS", "trace": "FILE", "bundle": "FILE", "summary": "FILE", "price-in": "USD", "price-out": "USD",
 			"max-cost-usd": "USD"},
 		footer: "API keys come from OPENAI_API_KEY or ANTHROPIC_API_KEY; MINI_AGENT_PROVIDER and MINI_AGENT_MODEL " +
 			"set the --provider and --model defaults. Progress goes to stderr, the report to stdout. Exit codes: 0 " +
@@ -164,6 +167,9 @@ func (j *jobFlags) define(fs *flag.FlagSet) {
 	fs.DurationVar(&o.TestTimeout, "test-timeout", 10*time.Minute, "limit for one test command run")
 	fs.StringVar(&j.protected, "protected", "", "comma-separated globs never written (default .github/**,**/.env,**/.env.*)")
 	fs.StringVar(&j.secretEnvs, "secret-env", "", "comma-separated extra environment variable names to treat as secrets")
+	fs.StringVar(&j.testEnv, "test-env", "", "comma-separated extra environment variable names the test command keeps (its environment is an allow-list)")
+	fs.StringVar(&j.writable, "test-writable", "", "comma-separated extra absolute directories the test command may write to (Linux kernel sandbox)")
+	fs.BoolVar(&o.NoSandbox, "no-sandbox", false, "run the test command without the Linux kernel sandbox (Landlock)")
 	fs.StringVar(&o.TracePath, "trace", "", "write the event trace (JSONL) here")
 	fs.StringVar(&o.BundlePath, "bundle", "", "write the bundle (JSON) here")
 	fs.StringVar(&o.SummaryPath, "summary", "", "write the PR-body markdown here")
@@ -177,6 +183,13 @@ func (j *jobFlags) finish(set map[string]bool) error {
 		o.Protected = splitList(j.protected)
 	}
 	o.SecretNames = splitList(j.secretEnvs)
+	o.TestEnv = splitList(j.testEnv)
+	for _, d := range splitList(j.writable) {
+		if !filepath.IsAbs(d) {
+			return fmt.Errorf("--test-writable: %q is not an absolute directory", d)
+		}
+		o.TestWritable = append(o.TestWritable, filepath.Clean(d))
+	}
 	if set["price-in"] != set["price-out"] {
 		return errors.New("--price-in and --price-out go together (USD per million input and output tokens)")
 	}

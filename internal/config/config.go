@@ -85,6 +85,12 @@ type Config struct {
 	OnFailure string `yaml:"on-failure"`
 	// Defaults fill action inputs left empty.
 	Defaults Defaults `yaml:"defaults"`
+	// TestEnv names extra environment variables the test command keeps
+	// (its environment is an allow-list; secret-looking names never pass).
+	TestEnv []string `yaml:"test-env"`
+	// TestWritable are extra absolute directories the test command may
+	// write to under the Linux kernel sandbox.
+	TestWritable []string `yaml:"test-writable"`
 }
 
 // Labels name the PR labels of the write policy.
@@ -175,6 +181,8 @@ func (e *Error) Error() string {
 	return fmt.Sprintf("configuration %s: %s", e.Path, strings.Join(e.Problems, "; "))
 }
 
+var envNameRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]{0,127}$`)
+
 var unknownField = regexp.MustCompile(`field (\S+) not found in type \S+`)
 
 // Parse decodes and validates a policy file. name is used in messages. An
@@ -243,6 +251,19 @@ func (c *Config) validate() []string {
 		if err := checkGlob(g); err != nil {
 			add("protected-paths: %q: %v", g, err)
 		}
+	}
+	for _, n := range c.TestEnv {
+		if !envNameRE.MatchString(n) {
+			add("test-env: %q is not an environment variable name", n)
+		}
+	}
+	for _, d := range c.TestWritable {
+		if !path.IsAbs(d) || path.Clean(d) != d || d == "/" {
+			add("test-writable: %q must be a clean absolute directory other than /", d)
+		}
+	}
+	if len(c.TestEnv) > maxListItems || len(c.TestWritable) > maxListItems {
+		add("test-env, test-writable: at most %d entries each", maxListItems)
 	}
 	if c.MaxDiff.Files < 0 || c.MaxDiff.Lines < 0 {
 		add("max-diff: files and lines must be positive")

@@ -42,6 +42,8 @@ func TestParseFull(t *testing.T) {
 		OnFailure:    config.OnFailureDraft,
 		Defaults: config.Defaults{Provider: "anthropic", Model: "claude-sonnet-4-5", BaseURL: "https://llm.example.com/v1",
 			MaxSteps: 12, MaxMinutes: 15, MaxCostUSD: 1.5, TestCommand: "make test", PriceIn: ptr(0.5), PriceOut: ptr(1.5)},
+		TestEnv:      []string{"DATABASE_URL", "APP_MODE"},
+		TestWritable: []string{"/var/cache/app"},
 	}
 	if !reflect.DeepEqual(c, want) {
 		t.Errorf("Parse =\n%+v\nwant\n%+v", c, want)
@@ -112,6 +114,11 @@ func TestParseErrors(t *testing.T) {
 		{data: "defaults: {price-in: 1, price-out: .nan}\n", want: []string{"defaults.price-out: NaN"}},
 		{data: "defaults: {price-in: 1, price-out: .inf}\n", want: []string{"defaults.price-out: +Inf"}},
 		{data: strings.Repeat("#", config.MaxFileBytes+1), want: []string{"more than"}},
+		{data: "test-env: [\"A=B\"]\n", want: []string{`test-env: "A=B" is not an environment variable name`}},
+		{data: "test-env: [\"-x\"]\n", want: []string{`test-env: "-x"`}},
+		{data: "test-writable: [relative/dir]\n", want: []string{`test-writable: "relative/dir" must be a clean absolute directory`}},
+		{data: "test-writable: [/]\n", want: []string{`test-writable: "/"`}},
+		{data: "test-writable: [/a/../etc]\n", want: []string{`test-writable: "/a/../etc"`}},
 	}
 	for _, tt := range tests {
 		data := []byte(tt.data)

@@ -42,6 +42,14 @@ type Options struct {
 	Protected []string
 	// SecretNames are extra environment variable names treated as secrets.
 	SecretNames []string
+	// TestEnv are extra environment variable names the test command keeps
+	// beyond the allow-list (secret names are still removed).
+	TestEnv []string
+	// TestWritable are extra directories the test command may write to in
+	// the kernel sandbox.
+	TestWritable []string
+	// NoSandbox runs the test command without the kernel sandbox.
+	NoSandbox bool
 	// PriceOverrides: model → [input, output] USD per million tokens.
 	PriceOverrides map[string][2]float64
 	// Price is the run's model's price, {input, output} USD per million

@@ -463,3 +463,37 @@ func TestRedactorKeepsPartsOfPathLikeSecrets(t *testing.T) {
 		t.Fatalf("path fragment masked: %q", got)
 	}
 }
+
+// The test command's environment is an allow-list: a variable the
+// maintainer names in TestEnv reaches it, one not named does not, and a
+// secret-looking name never does, named or not.
+func TestTestEnvReachesTheTestCommand(t *testing.T) {
+	t.Parallel()
+	for _, named := range []bool{false, true} {
+		dir := t.TempDir()
+		if err := demo.Materialize(context.Background(), dir); err != nil {
+			t.Fatal(err)
+		}
+		m := &scripted{outs: []agent.Output{{Message: "## Summary\nno\n## Root cause\nx\n## Assumptions\nnone"}}}
+		env := append(os.Environ(), "APP_DB_URL=postgres://db", "APP_API_TOKEN=tok-canary")
+		o := Options{Mode: agent.ModeFix, Workdir: dir, Provider: "script", ModelImpl: m, Environ: env,
+			TestCommand: `sh -c 'printf "%s|%s" "$APP_DB_URL" "$APP_API_TOKEN" > seen.env; exit 1'`}
+		if named {
+			o.TestEnv = []string{"APP_DB_URL", "APP_API_TOKEN"}
+		}
+		if _, err := Run(context.Background(), o); err != nil {
+			t.Fatal(err)
+		}
+		data, err := os.ReadFile(filepath.Join(dir, "seen.env"))
+		if err != nil {
+			t.Fatalf("named=%v: the test command did not run: %v", named, err)
+		}
+		want := "|"
+		if named {
+			want = "postgres://db|"
+		}
+		if string(data) != want {
+			t.Errorf("named=%v: the test command saw %q, want %q", named, data, want)
+		}
+	}
+}

@@ -69,7 +69,8 @@ func Run(ctx context.Context, o Options) (*Outcome, error) {
 	}
 	defer ws.Close()
 	runTest := tools.NewRunTest(ws, tools.RunTestConfig{Command: o.TestCommand, Timeout: o.TestTimeout,
-		SecretNames: o.SecretNames, Env: o.Environ, Summarize: summarizeFailures})
+		SecretNames: o.SecretNames, Env: o.Environ, Summarize: summarizeFailures,
+		EnvAllow: o.TestEnv, WritableDirs: o.TestWritable, NoSandbox: o.NoSandbox})
 
 	snap, err := snapshot.TakeExcluding(ctx, ws.Dir(), []string{o.TracePath, o.BundlePath, o.SummaryPath})
 	if err != nil {
