@@ -144,7 +144,7 @@ func goPackage(ws *Workspace, p string) (string, error) {
 	}
 	if err := mustBeDir(ws, base); err != nil {
 		if first, _, _ := strings.Cut(base, "/"); strings.Contains(first, ".") {
-			return "", fmt.Errorf("%q looks like an import path, which is not a directory in the workspace; give the package's directory relative to the workspace root (./internal/x) or a pattern such as ./internal/...", p)
+			return "", fmt.Errorf("%q looks like an import path, which is not a directory in the workspace; give the package's directory relative to the workspace root (./internal/x) or a pattern such as ./internal/... instead", p)
 		}
 		return "", err
 	}

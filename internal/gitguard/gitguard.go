@@ -74,11 +74,10 @@ type entry struct {
 
 // area is one guarded git directory.
 type area struct {
-	dir    string // absolute
-	label  string // how paths are shown: ".git" or the directory
-	saved  map[string]entry
-	info   fs.FileInfo // identity of the directory itself
-	absent bool        // there was no .git at the start
+	dir   string // absolute
+	label string // how paths are shown: ".git" or the directory
+	saved map[string]entry
+	info  fs.FileInfo // identity of the directory itself
 }
 
 // Guard is the recorded state of one repository's .git.
