@@ -65,7 +65,7 @@ func TestHostileFilterNeverRunsAndGitIsRestored(t *testing.T) {
 		{Message: "## Summary\nAdd adds.\n## Root cause\nsubtraction\n## Assumptions\nnone"},
 	}}}
 	out, err := Run(context.Background(), Options{Mode: agent.ModeFix, Workdir: dir, TestCommand: "go test ./...",
-		Provider: "script", ModelImpl: m, Environ: append(os.Environ(), "HOSTILE_CANARY="+canary)})
+		Provider: "script", ModelImpl: m, Environ: append(os.Environ(), "HOSTILE_CANARY="+canary), TestEnv: []string{"HOSTILE_CANARY"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -124,7 +124,8 @@ func TestExplainUndoesWhatTestCodeWrites(t *testing.T) {
 		{Message: "## Summary\nAdd subtracts.\n## Root cause\nsubtraction\n## Assumptions\nnone"},
 	}}
 	out, err := Run(context.Background(), Options{Mode: agent.ModeExplain, Workdir: dir, TestCommand: "go test ./...",
-		Provider: "script", ModelImpl: m, Environ: append(os.Environ(), "HOSTILE_CANARY="+canary, "HOSTILE_WRITE=1")})
+		Provider: "script", ModelImpl: m, Environ: append(os.Environ(), "HOSTILE_CANARY="+canary, "HOSTILE_WRITE=1"),
+		TestEnv: []string{"HOSTILE_CANARY", "HOSTILE_WRITE"}})
 	if err != nil {
 		t.Fatal(err)
 	}
