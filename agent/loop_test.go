@@ -117,6 +117,9 @@ func TestDeniedWriteChangesNothing(t *testing.T) {
 		{"protected glob", WorkspaceWrite{Protected: []string{".github/**"}}, ".github/workflows/ci.yml", ".github/**"},
 		{"git dir", WorkspaceWrite{}, ".git/config", ".git/**"},
 		{"git dir unclean", WorkspaceWrite{}, "./x/../.git/hooks/pre-commit", ".git/**"},
+		// A case-insensitive file system writes the workflows folder here.
+		{"protected glob, other case", WorkspaceWrite{Protected: []string{".github/**"}}, ".GITHUB/workflows/ci.yml", ".github/**"},
+		{"git dir, other case", WorkspaceWrite{}, ".Git/config", ".git/**"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

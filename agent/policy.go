@@ -60,7 +60,9 @@ func (p WorkspaceWrite) Authorize(_ context.Context, call ToolCall, tool Tool) D
 	protected := append(append([]string(nil), AlwaysProtected...), p.Protected...)
 	for _, raw := range paths {
 		clean := path.Clean(strings.TrimPrefix(strings.ReplaceAll(raw, "\\", "/"), "./"))
-		if g, hit := glob.Any(protected, clean); hit {
+		// Ignoring case: ".GITHUB/workflows/x.yml" is the workflows folder
+		// on a case-insensitive file system.
+		if g, hit := glob.AnyFold(protected, clean); hit {
 			return Decision{Reason: fmt.Sprintf("%s is a protected path (%s); it may not be changed", raw, g)}
 		}
 	}

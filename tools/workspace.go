@@ -229,18 +229,7 @@ func (w *Workspace) CheckWrite(p string) (string, error) {
 
 // matchProtected matches p against the globs ignoring case: on macOS and
 // Windows file systems ".GITHUB/workflows/x.yml" is .github/workflows/x.yml.
-func matchProtected(globs []string, p string) (string, bool) {
-	if g, ok := glob.Any(globs, p); ok {
-		return g, true
-	}
-	low := strings.ToLower(p)
-	for _, g := range globs {
-		if glob.Match(strings.ToLower(g), low) {
-			return g, true
-		}
-	}
-	return "", false
-}
+func matchProtected(globs []string, p string) (string, bool) { return glob.AnyFold(globs, p) }
 
 func splitPath(p string) []string {
 	if p == "." || p == "" {

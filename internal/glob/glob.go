@@ -24,6 +24,22 @@ func Any(patterns []string, name string) (string, bool) {
 	return "", false
 }
 
+// AnyFold is Any ignoring case, the way protected paths are matched: on
+// macOS and Windows file systems ".GITHUB/workflows/x.yml" is
+// .github/workflows/x.yml.
+func AnyFold(patterns []string, name string) (string, bool) {
+	if p, ok := Any(patterns, name); ok {
+		return p, true
+	}
+	low := strings.ToLower(name)
+	for _, p := range patterns {
+		if Match(strings.ToLower(p), low) {
+			return p, true
+		}
+	}
+	return "", false
+}
+
 func matchSegs(pat, name []string) bool {
 	for len(pat) > 0 {
 		if pat[0] == "**" {

@@ -31,3 +31,22 @@ func TestMatch(t *testing.T) {
 		t.Errorf("Any = %q %v", p, ok)
 	}
 }
+
+func TestAnyFold(t *testing.T) {
+	pats := []string{".github/**", "**/.env"}
+	for name, want := range map[string]string{
+		".github/workflows/ci.yml": ".github/**",
+		".GITHUB/Workflows/ci.yml": ".github/**",
+		"app/.ENV":                 "**/.env",
+		"app/env":                  "",
+		"github/x":                 "",
+	} {
+		got, ok := AnyFold(pats, name)
+		if got != want || ok != (want != "") {
+			t.Errorf("AnyFold(%q) = %q, %v; want %q", name, got, ok, want)
+		}
+	}
+	if _, ok := Any(pats, ".GITHUB/x"); ok {
+		t.Error("Any must stay case-sensitive")
+	}
+}

@@ -422,11 +422,8 @@ func protectedChanges(files []bundle.File, protected []string) []string {
 			if p == "" {
 				continue
 			}
-			for _, g := range globs {
-				if glob.Match(g, p) || glob.Match(strings.ToLower(g), strings.ToLower(p)) {
-					out = append(out, p)
-					break
-				}
+			if _, hit := glob.AnyFold(globs, p); hit {
+				out = append(out, p)
 			}
 		}
 	}

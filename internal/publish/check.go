@@ -95,11 +95,8 @@ func checkPath(p string, protected []string) error {
 			return fmt.Errorf("%q leaves the repository or enters .git", p)
 		}
 	}
-	lower := strings.ToLower(p)
-	for _, g := range protected {
-		if glob.Match(g, p) || glob.Match(strings.ToLower(g), lower) {
-			return fmt.Errorf("%s is a protected path (%s)", p, g)
-		}
+	if g, hit := glob.AnyFold(protected, p); hit {
+		return fmt.Errorf("%s is a protected path (%s)", p, g)
 	}
 	return nil
 }
