@@ -360,6 +360,7 @@ func (r *runner) execute(ctx context.Context, tr *taskRun) {
 		TracePath: filepath.Join(tr.outDir, "trace.jsonl"), BundlePath: filepath.Join(tr.outDir, "bundle.json"),
 		SummaryPath: filepath.Join(tr.outDir, "summary.md"),
 		Events:      sinks, Getenv: envLookup(tr.env), Environ: tr.env, ModelImpl: tr.model,
+		TestEnv: []string{"EVAL_SCRATCH"}, // the task's tests report pids here (the test environment is an allow-list)
 	}
 	if w := r.o.WrapTool; w != nil {
 		tc := ToolContext{Task: t, Workdir: tr.ws, Env: tr.env}
