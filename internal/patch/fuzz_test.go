@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"maps"
+	"regexp"
 	"sort"
 	"strings"
 	"testing"
@@ -253,6 +254,13 @@ func deletionHasLines(p *Patch, path string) bool {
 // marker to "*** End Patch"; for a unified diff, from the first file header
 // or "@@" on, leaving out "---"/"+++" header pairs and a format-patch
 // signature. Markdown fences are honoured as the parser does.
+// The envelope's markers as the format allows them: any case, and the
+// space after "***" optional ("***End Patch").
+var (
+	rawOpenRE = regexp.MustCompile(`^\*\*\* ?(begin patch|update file:|add file:|delete file:)`)
+	rawEndRE  = regexp.MustCompile(`^\*\*\* ?end patch$`)
+)
+
 func rawChanges(text string) []string {
 	lines := strings.Split(text, "\n")
 	for i, l := range lines {
@@ -281,9 +289,9 @@ func rawChanges(text string) []string {
 		for _, l := range lines {
 			ll := lower(l)
 			switch {
-			case strings.HasPrefix(ll, "*** begin patch"), strings.HasPrefix(ll, "*** update file:"), strings.HasPrefix(ll, "*** add file:"), strings.HasPrefix(ll, "*** delete file:"):
+			case rawOpenRE.MatchString(ll):
 				region = true
-			case ll == "*** end patch" && l[0] == '*':
+			case rawEndRE.MatchString(ll) && l[0] == '*':
 				return out
 			case region && l != "" && (l[0] == '+' || l[0] == '-'):
 				out = append(out, l)
