@@ -49,7 +49,18 @@ var (
 
 	activeMu sync.Mutex
 	active   = map[*runRecord]bool{}
+
+	// startMu keeps a sweep from reading the process table while a run's
+	// leader exists but is not registered yet: that leader is a child in a
+	// session of its own started during the sweeping run, which claims
+	// would otherwise take for that run's daemon and kill (runs in
+	// parallel, as the eval's, lost their test command that way).
+	startMu sync.Mutex
 )
+
+// beginStart and endStart bracket a leader's start and registration.
+func beginStart() { startMu.Lock() }
+func endStart()   { startMu.Unlock() }
 
 // EnableSubreaper makes this process a child subreaper (once; later calls
 // report the first result). Run calls it; a program calls it at start-up
@@ -155,6 +166,7 @@ func (r *runRecord) sweep(known map[int]uint64) int {
 	killed := map[int]bool{}
 	deadline := time.Now().Add(sweepDeadline)
 	for {
+		startMu.Lock()
 		procs := scanProcs()
 		byParent := map[int][]int{}
 		for pid, st := range procs {
@@ -171,6 +183,7 @@ func (r *runRecord) sweep(known map[int]uint64) int {
 				roots = append(roots, pid)
 			}
 		}
+		startMu.Unlock()
 		pending := false
 		stack := append([]int(nil), roots...)
 		for len(stack) > 0 {

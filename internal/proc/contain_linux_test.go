@@ -172,3 +172,53 @@ func TestReadStat(t *testing.T) {
 		t.Logf("no cgroup2 mount: %q", cgroup2Mount())
 	}
 }
+
+// Runs in parallel never kill each other: a run's end-of-run sweep used to
+// claim the leader of a run that had just started but was not registered
+// yet (a child in a session of its own, started during the sweeping run)
+// and kill it. Many short runs side by side with longer ones; every run
+// must end by itself with exit 0.
+func TestParallelRunsDoNotKillEachOther(t *testing.T) {
+	for _, mech := range []string{"cgroup", "fallback"} {
+		t.Run(mech, func(t *testing.T) {
+			const workers, each = 6, 25
+			errs := make(chan string, workers*each)
+			done := make(chan struct{})
+			for w := 0; w < workers; w++ {
+				go func() {
+					defer func() { done <- struct{}{} }()
+					argv := []string{"true"}
+					if w%2 == 1 {
+						argv = []string{"sh", "-c", "sleep 0.02"}
+					}
+					for i := 0; i < each; i++ {
+						res, err := Run(t.Context(), Spec{Argv: argv, Env: baseEnv(), noCgroup: mech == "fallback"})
+						if err != nil || res.ExitCode != 0 || res.Signal != "" {
+							errs <- argv[0] + ": exit " + strconv.Itoa(res.ExitCode) + " " + res.Signal + " " + errString(err)
+						}
+					}
+				}()
+			}
+			for w := 0; w < workers; w++ {
+				<-done
+			}
+			close(errs)
+			n := 0
+			for e := range errs {
+				if n++; n <= 3 {
+					t.Errorf("a run was killed by another's sweep: %s", e)
+				}
+			}
+			if n > 0 {
+				t.Errorf("%d of %d runs did not end by themselves", n, workers*each)
+			}
+		})
+	}
+}
+
+func errString(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
+}

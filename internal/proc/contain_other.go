@@ -17,6 +17,9 @@ func setRunAttrs(cmd *exec.Cmd, _ bool) *runRecord {
 	return &runRecord{}
 }
 
+func beginStart() {}
+func endStart()   {}
+
 func (*runRecord) startFailed(*exec.Cmd) bool { return false }
 func (*runRecord) started(int)                {}
 func (*runRecord) mechanism() string          { return "process group only" }

@@ -186,6 +186,7 @@ func Run(ctx context.Context, s Spec) (Result, error) {
 	defer cancel()
 
 	start := time.Now()
+	beginStart()
 	err := cmd.Start()
 	if err != nil && rec.startFailed(cmd) {
 		// A cgroup the kernel would not clone into: run without it.
@@ -196,10 +197,12 @@ func Run(ctx context.Context, s Spec) (Result, error) {
 		err = cmd.Start()
 	}
 	if err != nil {
+		endStart()
 		closeStreams(streams)
 		return Result{}, fmt.Errorf("run %s: %w: %w", s.Argv[0], ErrNotStarted, err)
 	}
 	rec.started(cmd.Process.Pid)
+	endStart()
 	var copies sync.WaitGroup
 	for _, st := range streams {
 		st.w.Close() // the child holds its own copy
