@@ -30,7 +30,14 @@ func marker(l string) (kind, arg string, ok bool) {
 	if m == nil {
 		return "", "", false
 	}
-	return strings.ToLower(m[1]), strings.TrimSpace(m[2]), true
+	kind, arg = strings.ToLower(m[1]), strings.TrimSpace(m[2])
+	switch kind {
+	case "begin patch", "end patch", "end of file":
+		if arg != "" {
+			return "", "", false // "*** End Patch0" is not the marker
+		}
+	}
+	return kind, arg, true
 }
 
 // looseMarker parses a marker that may also have leading whitespace.

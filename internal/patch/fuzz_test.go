@@ -254,10 +254,10 @@ func deletionHasLines(p *Patch, path string) bool {
 // marker to "*** End Patch"; for a unified diff, from the first file header
 // or "@@" on, leaving out "---"/"+++" header pairs and a format-patch
 // signature. Markdown fences are honoured as the parser does.
-// The envelope's markers as the format allows them: any case, and the
-// space after "***" optional ("***End Patch").
+// The envelope's markers as the format allows them: any case, the space
+// after "***" optional ("***End Patch"), nothing after Begin/End Patch.
 var (
-	rawOpenRE = regexp.MustCompile(`^\*\*\* ?(begin patch|update file:|add file:|delete file:)`)
+	rawOpenRE = regexp.MustCompile(`^\*\*\* ?(begin patch$|update file:|add file:|delete file:)`)
 	rawEndRE  = regexp.MustCompile(`^\*\*\* ?end patch$`)
 )
 
