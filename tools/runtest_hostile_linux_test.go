@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -19,6 +18,7 @@ import (
 	"github.com/org/mini-agent/agent"
 	"github.com/org/mini-agent/internal/failure"
 	"github.com/org/mini-agent/internal/sandbox"
+	"github.com/org/mini-agent/internal/sandbox/sandboxtest"
 )
 
 // Hostile test code, run through run_test the way a model-written test
@@ -103,27 +103,10 @@ func requireLandlock(t *testing.T) {
 	}
 }
 
-// outsideVictim starts a process outside run_test holding a canary in its
-// environment, as nobody (the user the hostile code runs as).
-func outsideVictim(t *testing.T) (*exec.Cmd, string) {
-	t.Helper()
-	canary := "DEPLOY_KEY_FILE_CONTENT=canary-" + strconv.FormatInt(time.Now().UnixNano(), 36)
-	cmd := exec.Command("sleep", "120")
-	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), canary}
-	if os.Getuid() == 0 {
-		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	return cmd, canary
-}
-
 func TestHostileCannotReadOutsideEnviron(t *testing.T) {
 	t.Parallel()
 	requireLandlock(t)
-	v, canary := outsideVictim(t)
+	v, canary := sandboxtest.Victim(t, true)
 	pid := strconv.Itoa(v.Process.Pid)
 	if out := hostileRun(t, true, "nobody", "readenv", pid); !strings.Contains(out.Output, canary) {
 		t.Fatalf("control: without the sandbox the attack should work:\n%s", out.Text())
@@ -146,12 +129,12 @@ func TestHostileCannotSignalOutside(t *testing.T) {
 	for _, who := range []string{"root", "nobody"} {
 		t.Run(who, func(t *testing.T) {
 			t.Parallel()
-			v, _ := outsideVictim(t)
+			v, _ := sandboxtest.Victim(t, true)
 			out := hostileRun(t, false, who, "kill", strconv.Itoa(v.Process.Pid))
 			if !strings.Contains(out.Output, "attack failed: operation not permitted") || v.Process.Signal(syscall.Signal(0)) != nil {
 				t.Fatalf("test code killed a process outside:\n%s", out.Text())
 			}
-			c, _ := outsideVictim(t)
+			c, _ := sandboxtest.Victim(t, true)
 			if out := hostileRun(t, true, who, "kill", strconv.Itoa(c.Process.Pid)); out.ExitCode != 0 {
 				t.Fatalf("control: without the sandbox the attack should work:\n%s", out.Text())
 			}

@@ -13,9 +13,9 @@ import (
 	"strings"
 	"syscall"
 	"testing"
-	"time"
 
 	"github.com/org/mini-agent/internal/sandbox"
+	"github.com/org/mini-agent/internal/sandbox/sandboxtest"
 )
 
 // The test binary is its own launcher, and doubles as the hostile program
@@ -163,23 +163,6 @@ func TestSandboxLimitsWrites(t *testing.T) {
 	}
 }
 
-// victim starts a process outside the sandbox holding a canary in its
-// environment, as nobody when asNobody.
-func victim(t *testing.T, asNobody bool) (*exec.Cmd, string) {
-	t.Helper()
-	canary := "CANARY_SECRET=canary-" + strconv.Itoa(os.Getpid()) + "-" + strconv.FormatInt(time.Now().UnixNano(), 36)
-	cmd := exec.Command("sleep", "60")
-	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), canary}
-	if asNobody && os.Getuid() == 0 {
-		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	return cmd, canary
-}
-
 // Code under test runs as the same user as the harness's own children:
 // both are nobody here. (As root, this kernel lets the confined process read
 // the environ of outside processes anyway: root is not a boundary Landlock
@@ -187,7 +170,7 @@ func victim(t *testing.T, asNobody bool) (*exec.Cmd, string) {
 func TestSandboxHidesEnvironOfOutsideProcesses(t *testing.T) {
 	needLandlock(t)
 	p := sandbox.Policy{Launcher: sandbox.Launcher()}
-	v, canary := victim(t, true)
+	v, canary := sandboxtest.Victim(t, true)
 	pid := strconv.Itoa(v.Process.Pid)
 	if out, ok := attack(t, false, p, "nobody", "readenv", pid); !ok || !strings.Contains(out, canary) {
 		t.Fatalf("control: unconfined read of the victim's environ failed: %s", out)
@@ -209,7 +192,7 @@ func TestSandboxBlocksSignalsToOutsideProcesses(t *testing.T) {
 			name = "nobody"
 		}
 		t.Run(name, func(t *testing.T) {
-			v, _ := victim(t, who != nil)
+			v, _ := sandboxtest.Victim(t, who != nil)
 			pid := strconv.Itoa(v.Process.Pid)
 			if out, ok := attack(t, true, p, append(who, "kill", pid)...); ok {
 				t.Fatalf("confined process signalled an outside process: %s", out)
@@ -217,7 +200,7 @@ func TestSandboxBlocksSignalsToOutsideProcesses(t *testing.T) {
 			if err := v.Process.Signal(syscall.Signal(0)); err != nil {
 				t.Fatalf("victim gone: %v", err)
 			}
-			control, _ := victim(t, who != nil)
+			control, _ := sandboxtest.Victim(t, who != nil)
 			if out, ok := attack(t, false, p, append(who, "kill", strconv.Itoa(control.Process.Pid))...); !ok {
 				t.Fatalf("control: unconfined kill failed: %s", out)
 			}
