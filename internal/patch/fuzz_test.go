@@ -257,8 +257,8 @@ func deletionHasLines(p *Patch, path string) bool {
 // The envelope's markers as the format allows them: any case, the space
 // after "***" optional ("***End Patch"), nothing after Begin/End Patch.
 var (
-	rawOpenRE = regexp.MustCompile(`^\*\*\* ?(begin patch$|update file:|add file:|delete file:)`)
-	rawEndRE  = regexp.MustCompile(`^\*\*\* ?end patch$`)
+	rawOpenRE = regexp.MustCompile(`(?i)^\*\*\*\s*(begin patch$|update file:|add file:|delete file:)`)
+	rawEndRE  = regexp.MustCompile(`(?i)^\*\*\*\s*end patch$`)
 )
 
 func rawChanges(text string) []string {
@@ -282,12 +282,13 @@ func rawChanges(text string) []string {
 		}
 		lines = in
 	}
-	lower := func(l string) string { return strings.ToLower(strings.Join(strings.Fields(l), " ")) }
 	var out []string
 	if isEnvelope(lines) {
 		region := false
 		for _, l := range lines {
-			ll := lower(l)
+			// Markers as the format reads them: indented and followed by
+			// spaces and tabs only, \s between "***" and the keyword.
+			ll := strings.Trim(l, " \t")
 			switch {
 			case rawOpenRE.MatchString(ll):
 				region = true
