@@ -74,3 +74,20 @@ func TestCheckFinalArgv(t *testing.T) {
 		t.Errorf("an ordinary narrowing was refused: %v", err)
 	}
 }
+
+// lyingWorkspace resolves every path outside itself, as a broken Workspace
+// might: argv building does not pass that on.
+type lyingWorkspace struct{ Workspace }
+
+func (lyingWorkspace) Resolve(p string) (string, error) { return "../../etc", nil }
+
+func TestNarrowingDoesNotTrustAResolvedPathOutside(t *testing.T) {
+	t.Parallel()
+	ws := lyingWorkspace{mappingWorkspace(t)}
+	for _, line := range []string{"go test ./...", "pytest", "npx jest"} {
+		inv, err := mustParse(t, line).Argv(ws, Selection{Packages: []string{"pkg"}}, Plain)
+		if !errors.Is(err, ErrNarrowing) || !strings.Contains(err.Error(), "outside the workspace") {
+			t.Errorf("%s: %+v, err %v; want a refusal", line, inv, err)
+		}
+	}
+}

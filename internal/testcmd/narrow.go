@@ -155,6 +155,10 @@ func checkNarrowPath(ws Workspace, s string) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	if path.IsAbs(real) || real == ".." || strings.HasPrefix(real, "../") {
+		// Resolve's contract; checked again because argv is built from it.
+		return "", fmt.Errorf("%q resolves to %s, outside the workspace", s, quoteName(real))
+	}
 	// Resolve refused absolute paths and every ".." segment; what is left
 	// is the text as the runner would read it once cleaned.
 	clean := path.Clean(strings.TrimPrefix(s, "./"))
