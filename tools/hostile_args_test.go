@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/org/mini-agent/agent"
+	"github.com/org/mini-agent/internal/testcmd"
 )
 
 // hostileValues are argument values a confused or hostile model sends.
@@ -48,7 +49,7 @@ func TestToolsSurviveHostileArguments(t *testing.T) {
 		t.Fatal(err)
 	}
 	tools := []agent.Tool{NewReadFile(ws), NewSearch(ws), NewApplyPatch(ws),
-		NewRunTest(ws, RunTestConfig{Command: fakeGo + " test ./..."})}
+		NewRunTest(ws, RunTestConfig{Command: mustParse(t, fakeGo+" test ./...")})}
 	fields := map[string][]string{
 		"read_file":   {"path", "start_line", "end_line"},
 		"search":      {"query", "path", "max_results"},
@@ -104,63 +105,6 @@ func TestProtectedGlobsIgnoreCase(t *testing.T) {
 	}
 	if _, err := ws.CheckWrite("github/x.go"); err != nil {
 		t.Errorf("an ordinary path was refused: %v", err)
-	}
-}
-
-// argFileWorkspace is a workspace holding "@args.txt" (what pytest would
-// read as more arguments) and a pytest command over it.
-func argFileWorkspace(t *testing.T) (*Workspace, testCommand) {
-	t.Helper()
-	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, "@args.txt"), []byte("-p\nevil\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	ws, err := OpenWorkspace(dir, WorkspaceOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ws.Close() })
-	cmd, err := parseTestCommand("pytest")
-	if err != nil {
-		t.Fatal(err)
-	}
-	return ws, cmd
-}
-
-// pytest (8.2+) reads "@file" arguments as more arguments, flags included:
-// a narrowing entry may not start with '@' any more than with '-'.
-func TestNarrowingRefusesArgumentFiles(t *testing.T) {
-	t.Parallel()
-	ws, cmd := argFileWorkspace(t)
-	for _, c := range []struct{ tests, packages []string }{
-		{packages: []string{"@args.txt"}},
-		{tests: []string{"@args.txt::test_a"}},
-	} {
-		argv, _, err := cmd.buildArgv(ws, c.tests, c.packages)
-		if !errors.Is(err, ErrNarrowing) || !strings.Contains(err.Error(), "'@'") {
-			t.Errorf("tests %q packages %q: argv %q, err %v; want a refusal naming '@'", c.tests, c.packages, argv, err)
-		}
-	}
-}
-
-// "./@file" is the way to name such a path: it must reach the runner with
-// its "./", not cleaned back into an argument file.
-func TestNarrowingKeepsDotSlashBeforeAt(t *testing.T) {
-	t.Parallel()
-	ws, cmd := argFileWorkspace(t)
-	for _, c := range []struct{ tests, packages []string }{
-		{packages: []string{"./@args.txt"}},
-		{tests: []string{"./@args.txt::test_a"}},
-	} {
-		argv, _, err := cmd.buildArgv(ws, c.tests, c.packages)
-		if err != nil {
-			t.Fatalf("tests %q packages %q: %v", c.tests, c.packages, err)
-		}
-		for _, a := range argv {
-			if strings.HasPrefix(a, "@") {
-				t.Errorf("argv %q holds an argument file", argv)
-			}
-		}
 	}
 }
 
@@ -234,7 +178,7 @@ func TestNarrowingNeverBecomesAFlag(t *testing.T) {
 	t.Parallel()
 	ws, bin, marker := flagWorkspace(t)
 	for _, c := range flagInjections {
-		rt := NewRunTest(ws, RunTestConfig{Command: filepath.Join(bin, c.runner)})
+		rt := NewRunTest(ws, RunTestConfig{Command: mustParse(t, filepath.Join(bin, c.runner))})
 		args, _ := json.Marshal(map[string][]string{"tests": c.tests, "packages": c.packages})
 		res, err := rt.Execute(context.Background(), args)
 		if err != nil {
@@ -246,25 +190,6 @@ func TestNarrowingNeverBecomesAFlag(t *testing.T) {
 		if b, err := os.ReadFile(marker); err == nil {
 			t.Fatalf("%s %s started the runner with argv:\n%s", c.runner, args, b)
 		}
-	}
-}
-
-// checkFinalArgv is the last line of defence: whatever a mapping does, a
-// word the model contributed cannot start with '-' or '@'.
-func TestCheckFinalArgv(t *testing.T) {
-	t.Parallel()
-	cmd := []string{"go", "test", "-v", "./..."}
-	for _, argv := range [][]string{
-		{"go", "test", "-v", "-exec=x"},
-		{"go", "test", "-v", "-run", "^(A)$", "--toolexec", "x"},
-		{"pytest", "@args"},
-	} {
-		if err := checkFinalArgv(cmd, argv); err == nil {
-			t.Errorf("checkFinalArgv(%q) accepted a model flag", argv)
-		}
-	}
-	if err := checkFinalArgv(cmd, []string{"go", "test", "-v", "-run", "^(A)$", "./pkg", "--", "x"}); err != nil {
-		t.Errorf("an ordinary narrowing was refused: %v", err)
 	}
 }
 
@@ -306,11 +231,11 @@ func TestNarrowingFlagsHaveNoEffectOnRealGoTest(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer ws.Close()
-	rt := NewRunTest(ws, RunTestConfig{Command: "go test -count=1 ./...", Timeout: 2 * time.Minute})
+	rt := NewRunTest(ws, RunTestConfig{Command: mustParse(t, "go test -count=1 ./..."), Timeout: 2 * time.Minute})
 	ctx := context.Background()
 	for _, p := range []string{"./-exec=./evil.sh", "./-toolexec=./evil.sh", "./-o=.git/hooks/pre-commit", "./-modfile=./evil.mod"} {
-		out, err := rt.RunCommand(ctx, nil, []string{p})
-		if !errors.Is(err, ErrNarrowing) {
+		out, err := rt.Run(ctx, testcmd.Selection{Packages: []string{p}}, testcmd.Plain)
+		if !errors.Is(err, testcmd.ErrNarrowing) {
 			t.Errorf("packages [%q]: ran %q (exit %d), err %v; want ErrNarrowing", p, out.Argv, out.ExitCode, err)
 		}
 	}
@@ -320,7 +245,7 @@ func TestNarrowingFlagsHaveNoEffectOnRealGoTest(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(dir, ".git", "hooks", "pre-commit")); err == nil {
 		t.Error("a git hook was written")
 	}
-	out, err := rt.RunCommand(ctx, []string{"TestX"}, []string{"./."})
+	out, err := rt.Run(ctx, testcmd.Selection{Tests: []string{"TestX"}, Packages: []string{"./."}}, testcmd.Plain)
 	if err != nil || !out.Passed() {
 		t.Fatalf("the ordinary narrowing failed: %v %+v", err, out)
 	}

@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/org/mini-agent/internal/testcmd"
 )
 
 func TestQuoteName(t *testing.T) {
@@ -142,12 +144,9 @@ func TestNarrowingRefusesControlCharactersAfterResolution(t *testing.T) {
 	t.Parallel()
 	ws, dir := controlNameRepo(t)
 	fxSymlink(t, dir, "sub/"+forgedName, "lnk")
-	cmd, err := parseTestCommand("pytest")
-	if err != nil {
-		t.Fatal(err)
-	}
-	argv, _, err := cmd.buildArgv(ws, nil, []string{"lnk"})
-	if !errors.Is(err, ErrNarrowing) || !strings.Contains(err.Error(), strconv.Quote("sub/"+forgedName)) {
-		t.Fatalf("argv %q, err %v; want a refusal quoting the resolved name", argv, err)
+	rt := NewRunTest(ws, RunTestConfig{Command: mustParse(t, "pytest")})
+	out, err := rt.Run(t.Context(), testcmd.Selection{Packages: []string{"lnk"}}, testcmd.Plain)
+	if !errors.Is(err, testcmd.ErrNarrowing) || !strings.Contains(err.Error(), strconv.Quote("sub/"+forgedName)) {
+		t.Fatalf("ran %q, err %v; want a refusal quoting the resolved name", out.Argv, err)
 	}
 }

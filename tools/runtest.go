@@ -17,6 +17,7 @@ import (
 	"github.com/org/mini-agent/agent"
 	"github.com/org/mini-agent/internal/proc"
 	"github.com/org/mini-agent/internal/sandbox"
+	"github.com/org/mini-agent/internal/testcmd"
 )
 
 // DefaultRunTestTimeout bounds one run_test call when the config leaves it zero.
@@ -37,9 +38,11 @@ const (
 
 // RunTestConfig configures the run_test tool.
 type RunTestConfig struct {
-	// Command is the maintainer's test command, e.g. "go test ./...". It is
-	// trusted; only the model's narrowing is validated.
-	Command string
+	// Command is the maintainer's test command, parsed once by
+	// testcmd.Parse (e.g. "go test ./..."). It is trusted; only the model's
+	// narrowing is validated. Nil means none is configured: each call then
+	// answers that run_test is not configured.
+	Command *testcmd.Command
 	// Timeout bounds each run; zero means DefaultRunTestTimeout.
 	Timeout time.Duration
 	// SecretNames are extra environment variables to scrub (see proc.IsSecretName).
@@ -63,10 +66,8 @@ type RunTestConfig struct {
 // RunTest is the run_test tool. It runs only the configured command, with
 // the model's narrowing mapped onto it as separate argv entries.
 type RunTest struct {
-	ws     *Workspace
-	cfg    RunTestConfig
-	cmd    testCommand
-	cmdErr error
+	ws  *Workspace
+	cfg RunTestConfig
 
 	mu          sync.Mutex
 	next        int    // last log number handed out
@@ -81,8 +82,7 @@ func NewRunTest(ws *Workspace, cfg RunTestConfig) *RunTest {
 	if cfg.Timeout <= 0 {
 		cfg.Timeout = DefaultRunTestTimeout
 	}
-	cmd, err := parseTestCommand(cfg.Command)
-	return &RunTest{ws: ws, cfg: cfg, cmd: cmd, cmdErr: err}
+	return &RunTest{ws: ws, cfg: cfg}
 }
 
 // RunOutcome is what one run of the test command produced.
@@ -110,6 +110,9 @@ type RunOutcome struct {
 	Failing []string
 	// Notes say how the narrowing was interpreted.
 	Notes []string
+	// Invocation is what testcmd built the argv from; it reads the run's
+	// output (Invocation.NotPassed: did the selected tests really pass).
+	Invocation *testcmd.Invocation
 	// Protections names what contained the run (the mechanism that killed
 	// its leftovers, the kernel sandbox or why there was none); Leftovers
 	// counts the processes killed after the command ended.
@@ -122,20 +125,20 @@ func (o RunOutcome) Passed() bool { return o.ExitCode == 0 && !o.TimedOut }
 
 // Spec describes the tool to the model.
 func (r *RunTest) Spec() agent.ToolSpec {
-	cmd := "the configured test command"
-	if r.cmdErr == nil {
-		cmd = "`" + truncate(r.cmd.line, 200) + "`"
+	cmd, help := "the configured test command", "This test command cannot be narrowed: call run_test with no arguments."
+	if c := r.cfg.Command; c != nil {
+		cmd, help = "`"+truncate(c.Line(), 200)+"`", c.NarrowingHelp()
 	}
 	desc := "Run the project's tests with " + cmd + " and report status, exit code, duration, " +
 		"failing tests and the head and tail of the output; the full output is saved as @runs/N.log " +
-		"for read_file. With no arguments the whole suite runs. " + r.cmd.narrowingHelp()
-	if r.cmd.narrowable() {
+		"for read_file. With no arguments the whole suite runs. " + help
+	if r.cfg.Command != nil && r.cfg.Command.Narrowable() {
 		desc += " Give names and workspace-relative paths only: no flags, quotes or shell syntax."
 	}
 	schema := fmt.Sprintf(`{"type":"object","properties":{`+
 		`"tests":{"type":"array","items":{"type":"string"},"maxItems":%d,"description":"test names or name patterns to run instead of the whole suite"},`+
 		`"packages":{"type":"array","items":{"type":"string"},"maxItems":%d,"description":"packages, test files or directories (workspace-relative) to run instead of the whole suite"}},`+
-		`"additionalProperties":false}`, maxNarrowItems, maxNarrowItems)
+		`"additionalProperties":false}`, testcmd.MaxNarrowItems, testcmd.MaxNarrowItems)
 	return agent.ToolSpec{Name: "run_test", Description: desc, InputSchema: json.RawMessage(schema)}
 }
 
@@ -186,9 +189,9 @@ func (r *RunTest) Execute(ctx context.Context, raw json.RawMessage) (agent.Resul
 				fmt.Sprintf("run_test arguments: %v; expected {\"tests\": [names...], \"packages\": [paths...]}, both optional", err), false), nil
 		}
 	}
-	out, err := r.RunCommand(ctx, args.Tests, args.Packages)
+	out, err := r.Run(ctx, testcmd.Selection{Tests: args.Tests, Packages: args.Packages}, testcmd.Plain)
 	switch {
-	case errors.Is(err, ErrNarrowing):
+	case errors.Is(err, testcmd.ErrNarrowing):
 		return agent.ErrorResult(agent.CodeInvalidArgument, err.Error(), false), nil
 	case errors.Is(err, proc.ErrNotStarted), errors.Is(err, errNotConfigured):
 		return agent.ErrorResult(agent.CodeFailed, err.Error()+
@@ -208,49 +211,32 @@ func (r *RunTest) Execute(ctx context.Context, raw json.RawMessage) (agent.Resul
 
 var errNotConfigured = errors.New("run_test is not configured")
 
-// RunCommand runs the configured command, narrowed to tests and packages
-// (both optional), the way Execute does, for the harness to validate a fix
-// without the model. Invalid narrowing wraps ErrNarrowing; a command that
-// cannot start wraps proc.ErrNotStarted; on cancellation the outcome is
-// filled and the context's error is returned.
-func (r *RunTest) RunCommand(ctx context.Context, tests, packages []string) (RunOutcome, error) {
-	if r.cmdErr != nil {
-		return RunOutcome{}, fmt.Errorf("%w: %w", errNotConfigured, r.cmdErr)
+// Run runs the configured command once, narrowed to sel (empty: the whole
+// suite) in the given output form, the way Execute does, for the harness
+// to see what fails and to validate a fix without the model. An invalid
+// narrowing wraps testcmd.ErrNarrowing; a missing command, or one that
+// cannot start, wraps proc.ErrNotStarted or says run_test is not
+// configured; on cancellation the outcome is filled and the context's
+// error is returned.
+func (r *RunTest) Run(ctx context.Context, sel testcmd.Selection, form testcmd.Form) (RunOutcome, error) {
+	if r.cfg.Command == nil {
+		return RunOutcome{}, fmt.Errorf("%w: no test command is configured", errNotConfigured)
 	}
-	argv, notes, err := r.cmd.buildArgv(r.ws, slices.Clone(tests), slices.Clone(packages))
+	inv, err := r.cfg.Command.Argv(narrowFS{r.ws}, sel, form)
 	if err != nil {
 		return RunOutcome{}, err
 	}
-	return r.run(ctx, argv, notes, len(tests) > 0)
+	return r.run(ctx, inv)
 }
 
-// RunRewritten runs the whole command with its argv passed through rewrite
-// first, when the command is not shell syntax and rewrite accepts it (the
-// harness adds `-json` to `go test` this way for its own first run).
-func (r *RunTest) RunRewritten(ctx context.Context, rewrite func(argv []string) ([]string, bool)) (RunOutcome, error) {
-	return r.RunCommandRewritten(ctx, nil, nil, rewrite)
-}
+// narrowFS is the workspace as testcmd checks narrowing paths in it.
+type narrowFS struct{ ws *Workspace }
 
-// RunCommandRewritten is RunCommand with the narrowed argv passed through
-// rewrite first, as RunRewritten does (the harness adds `-v` to a narrowed
-// `go test` this way, to see which tests really ran).
-func (r *RunTest) RunCommandRewritten(ctx context.Context, tests, packages []string, rewrite func(argv []string) ([]string, bool)) (RunOutcome, error) {
-	if r.cmdErr != nil {
-		return RunOutcome{}, fmt.Errorf("%w: %w", errNotConfigured, r.cmdErr)
-	}
-	argv, notes, err := r.cmd.buildArgv(r.ws, slices.Clone(tests), slices.Clone(packages))
-	if err != nil {
-		return RunOutcome{}, err
-	}
-	if !r.cmd.shell {
-		if alt, ok := rewrite(slices.Clone(argv)); ok {
-			argv = alt
-		}
-	}
-	return r.run(ctx, argv, notes, len(tests) > 0)
-}
+func (n narrowFS) Resolve(p string) (string, error)   { return n.ws.Resolve(p) }
+func (n narrowFS) Stat(p string) (fs.FileInfo, error) { return n.ws.Root().Stat(p) }
 
-func (r *RunTest) run(ctx context.Context, argv, notes []string, narrowed bool) (RunOutcome, error) {
+func (r *RunTest) run(ctx context.Context, inv *testcmd.Invocation) (RunOutcome, error) {
+	argv := inv.Argv
 	defer r.ws.InvalidateFileList() // the command may create or delete files: search lists the tree again
 	id, logPath, err := r.reserveLog()
 	if err != nil {
@@ -275,11 +261,12 @@ func (r *RunTest) run(ctx context.Context, argv, notes []string, narrowed bool) 
 	res, runErr := proc.Run(ctx, spec)
 	if errors.Is(runErr, proc.ErrNotStarted) {
 		os.Remove(logPath)
-		return RunOutcome{}, fmt.Errorf("test command %q: %w", r.cmd.line, runErr)
+		return RunOutcome{}, fmt.Errorf("test command %q: %w", r.cfg.Command.Line(), runErr)
 	}
 	out := RunOutcome{
 		RunID: id, ExitCode: res.ExitCode, Signal: res.Signal, Duration: res.Duration, TimedOut: res.TimedOut,
-		Argv: argv, LogPath: logPath, LogRef: fmt.Sprintf("%s%d.log", RunsPrefix, id), Notes: notes,
+		Argv: argv, LogPath: logPath, LogRef: fmt.Sprintf("%s%d.log", RunsPrefix, id),
+		Notes: slices.Clone(inv.Notes), Invocation: inv,
 		OutputBytes: res.Stdout.TotalBytes, OutputLines: res.Stdout.TotalLines,
 		Protections: protections(res, r.cfg.NoSandbox), Leftovers: res.Leftovers,
 	}
@@ -293,7 +280,7 @@ func (r *RunTest) run(ctx context.Context, argv, notes []string, narrowed bool) 
 	if r.cfg.Summarize != nil {
 		out.Failing = r.cfg.Summarize(res.Stdout.Bytes())
 	}
-	out.Notes = append(out.Notes, r.diagnose(out.ExitCode, res.Stdout, narrowed)...)
+	out.Notes = append(out.Notes, inv.Diagnose(out.ExitCode, res.Stdout.Bytes())...)
 	if res.Leftovers > 0 {
 		out.Notes = append(out.Notes, fmt.Sprintf("%d processes the command left running were killed", res.Leftovers))
 	}
@@ -427,16 +414,4 @@ func (r *RunTest) reserveLog() (int, string, error) {
 		return r.next, p, nil
 	}
 	return 0, "", errors.New("run_test: no free log file name")
-}
-
-// diagnose adds notes for results that look like success or failure but
-// mean "the narrowing matched nothing".
-func (r *RunTest) diagnose(exitCode int, c proc.Capture, narrowedTests bool) []string {
-	switch {
-	case r.cmd.runner == runnerGo && narrowedTests && exitCode == 0 && strings.Contains(string(c.Bytes()), "no tests to run"):
-		return []string{"some packages reported \"no tests to run\": check the test names if a test you expected did not run"}
-	case r.cmd.runner == runnerPytest && exitCode == 5:
-		return []string{"pytest exit code 5 means no tests were collected: check the names and paths"}
-	}
-	return nil
 }

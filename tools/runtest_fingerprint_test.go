@@ -8,7 +8,7 @@ import (
 func TestRunTestFingerprintIgnoresTimingsNotOutcomes(t *testing.T) {
 	t.Parallel()
 	ws := copyFixture(t, "run_gomod")
-	rt := NewRunTest(ws, RunTestConfig{Command: "go test ./a/..."})
+	rt := NewRunTest(ws, RunTestConfig{Command: mustParse(t, "go test ./a/...")})
 	first, err := rt.Execute(context.Background(), []byte(`{}`))
 	if err != nil {
 		t.Fatal(err)

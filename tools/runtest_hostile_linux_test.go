@@ -19,6 +19,7 @@ import (
 	"github.com/org/mini-agent/internal/failure"
 	"github.com/org/mini-agent/internal/sandbox"
 	"github.com/org/mini-agent/internal/sandbox/sandboxtest"
+	"github.com/org/mini-agent/internal/testcmd"
 )
 
 // Hostile test code, run through run_test the way a model-written test
@@ -84,9 +85,9 @@ func hostileRun(t *testing.T, noSandbox bool, args ...string) RunOutcome {
 		t.Fatal(err)
 	}
 	ws := openWS(t, t.TempDir())
-	rt := NewRunTest(ws, RunTestConfig{Command: self + " " + strings.Join(args, " "), NoSandbox: noSandbox,
+	rt := NewRunTest(ws, RunTestConfig{Command: mustParse(t, self+" "+strings.Join(args, " ")), NoSandbox: noSandbox,
 		Env: append(os.Environ(), hostileEnv+"=1"), EnvAllow: []string{hostileEnv}})
-	out, err := rt.RunCommand(t.Context(), nil, nil)
+	out, err := rt.Run(t.Context(), testcmd.Selection{}, testcmd.Plain)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -202,7 +203,7 @@ func TestHostileDaemonDiesWithRunTest(t *testing.T) {
 				then = "sleep 300"
 			}
 			ws := openWS(t, t.TempDir())
-			rt := NewRunTest(ws, RunTestConfig{Command: daemonLine(pidfile, then), Timeout: 3 * time.Second})
+			rt := NewRunTest(ws, RunTestConfig{Command: mustParse(t, daemonLine(pidfile, then)), Timeout: 3 * time.Second})
 			ctx, cancel := context.WithCancel(t.Context())
 			defer cancel()
 			if end == "cancel" {
@@ -216,7 +217,7 @@ func TestHostileDaemonDiesWithRunTest(t *testing.T) {
 					}
 				}()
 			}
-			out, err := rt.RunCommand(ctx, nil, nil)
+			out, err := rt.Run(ctx, testcmd.Selection{}, testcmd.Plain)
 			switch {
 			case end == "cancel" && !errors.Is(err, context.Canceled):
 				t.Fatalf("cancel: err %v", err)
@@ -247,8 +248,8 @@ func TestSandboxedGoTestPasses(t *testing.T) {
 	t.Parallel()
 	requireLandlock(t)
 	ws := copyFixture(t, "run_gomod")
-	rt := NewRunTest(ws, RunTestConfig{Command: "go test -count=1 ./b"})
-	out, err := rt.RunCommand(t.Context(), nil, nil)
+	rt := NewRunTest(ws, RunTestConfig{Command: mustParse(t, "go test -count=1 ./b")})
+	out, err := rt.Run(t.Context(), testcmd.Selection{}, testcmd.Plain)
 	if err != nil || !out.Passed() {
 		t.Fatalf("err %v:\n%s", err, out.Text())
 	}
@@ -264,8 +265,8 @@ func TestFailureAfterLogCapIsExtracted(t *testing.T) {
 	ws := openWS(t, t.TempDir())
 	line := `head -c 70000000 /dev/zero | tr '\0' 'x' | fold -w 100; echo; ` +
 		`echo '--- FAIL: TestLateFailure (0.00s)'; echo '    late_test.go:7: the failure after 64 MB'; echo FAIL; exit 1`
-	rt := NewRunTest(ws, RunTestConfig{Command: line})
-	out, err := rt.RunCommand(t.Context(), nil, nil)
+	rt := NewRunTest(ws, RunTestConfig{Command: mustParse(t, line)})
+	out, err := rt.Run(t.Context(), testcmd.Selection{}, testcmd.Plain)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -287,14 +288,14 @@ func TestFailureAfterLogCapIsExtracted(t *testing.T) {
 func TestIsolationEvents(t *testing.T) {
 	t.Parallel()
 	ws := openWS(t, t.TempDir())
-	rt := NewRunTest(ws, RunTestConfig{Command: "true"})
+	rt := NewRunTest(ws, RunTestConfig{Command: mustParse(t, "true")})
 	rec := &agent.Recorder{}
 	sink := rt.IsolationEvents(rec)
 	end := func(tool string) {
 		sink.Emit(agent.Event{Type: agent.EventToolEnd, Data: map[string]any{"tool": tool, "step": 1, "id": "c1"}})
 	}
 	end("run_test") // before any run: nothing to say
-	if _, err := rt.RunCommand(t.Context(), nil, nil); err != nil {
+	if _, err := rt.Run(t.Context(), testcmd.Selection{}, testcmd.Plain); err != nil {
 		t.Fatal(err)
 	}
 	end("search")

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/org/mini-agent/internal/sandbox"
+	"github.com/org/mini-agent/internal/testcmd"
 )
 
 // TestMain makes the test binary its own sandbox launcher, as mini-agent's
@@ -16,4 +17,17 @@ func TestMain(m *testing.M) {
 		os.Exit(hostileHelper(args))
 	}
 	os.Exit(m.Run())
+}
+
+// mustParse parses a configured test command; "" is none (nil).
+func mustParse(tb testing.TB, line string) *testcmd.Command {
+	tb.Helper()
+	if line == "" {
+		return nil
+	}
+	c, err := testcmd.Parse(line)
+	if err != nil {
+		tb.Fatalf("testcmd.Parse(%q): %v", line, err)
+	}
+	return c
 }

@@ -1,58 +1,15 @@
 package tools
 
 import (
-	"errors"
+	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
-)
 
-func TestSplitCommand(t *testing.T) {
-	t.Parallel()
-	tests := []struct {
-		line      string
-		want      []string
-		needShell bool
-		wantErr   bool
-	}{
-		{line: "go test ./...", want: []string{"go", "test", "./..."}},
-		{line: "  go   test\t-v  ", want: []string{"go", "test", "-v"}},
-		{line: `go test -run 'Test(A|B)$' ./x`, want: []string{"go", "test", "-run", "Test(A|B)$", "./x"}},
-		{line: `pytest -k "not slow and not \"db\""`, want: []string{"pytest", "-k", `not slow and not "db"`}},
-		{line: `echo a\ b 'c d'"e"`, want: []string{"echo", "a b", "c de"}},
-		{line: `echo "a\xb"`, want: []string{"echo", `a\xb`}},
-		{line: `sh -c 'echo hi; exit 3'`, want: []string{"sh", "-c", "echo hi; exit 3"}},
-		{line: "echo a=b", want: []string{"echo", "a=b"}},
-		{line: "'A=b' cmd", want: []string{"A=b", "cmd"}},
-		{line: "go test ./... && echo ok", needShell: true},
-		{line: "go test | tee log", needShell: true},
-		{line: "go test; true", needShell: true},
-		{line: "go test > out", needShell: true},
-		{line: "go test 2>&1", needShell: true},
-		{line: "go test $(go list ./...)", needShell: true},
-		{line: "go test `go list`", needShell: true},
-		{line: "go test $PKGS", needShell: true},
-		{line: `go test "$PKGS"`, needShell: true},
-		{line: "CGO_ENABLED=0 go test ./...", needShell: true},
-		{line: "pytest tests/*.py", needShell: true},
-		{line: "go test ~/x", needShell: true},
-		{line: "go test # comment", needShell: true},
-		{line: "go test\necho two", needShell: true},
-		{line: "(cd x && go test)", needShell: true},
-		{line: "echo 'unterminated", wantErr: true},
-		{line: `echo "unterminated`, wantErr: true},
-		{line: "   ", wantErr: true},
-	}
-	for _, tt := range tests {
-		got, needShell, err := splitCommand(tt.line)
-		if (err != nil) != tt.wantErr || needShell != tt.needShell || !slices.Equal(got, tt.want) {
-			t.Errorf("splitCommand(%q) = %q, shell %v, err %v; want %q, shell %v, err %v",
-				tt.line, got, needShell, err, tt.want, tt.needShell, tt.wantErr)
-		}
-	}
-}
+	"github.com/org/mini-agent/agent"
+)
 
 func TestDisplayArgv(t *testing.T) {
 	t.Parallel()
@@ -63,14 +20,13 @@ func TestDisplayArgv(t *testing.T) {
 	}
 }
 
-// mappingWorkspace holds the files the mapping table names.
-func mappingWorkspace(t *testing.T) *Workspace {
-	t.Helper()
+// The narrowing's paths are checked against the real workspace (its rules
+// for "..", absolute paths, .git and symlinks): each refusal is an
+// INVALID_ARGUMENT answer naming the reason, and nothing runs.
+func TestRunTestNarrowingPathsInTheWorkspace(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
-	for _, f := range []string{
-		"pkg/x_test.go", "tests/test_x.py", "tests/unit/test_y.py", "src/app.test.js",
-		"tests/foo.rs", ".git/config",
-	} {
+	for _, f := range []string{"pkg/x_test.go", "tests/test_x.py", ".git/config"} {
 		p := filepath.Join(dir, filepath.FromSlash(f))
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 			t.Fatal(err)
@@ -85,171 +41,48 @@ func mappingWorkspace(t *testing.T) *Workspace {
 	if err := os.Symlink("../../", filepath.Join(dir, "pkg", "up")); err != nil {
 		t.Fatal(err)
 	}
-	ws, err := OpenWorkspace(dir, WorkspaceOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ws.Close() })
-	return ws
-}
-
-func TestBuildArgvMapping(t *testing.T) {
-	t.Parallel()
-	ws := mappingWorkspace(t)
-	tests := []struct {
-		name     string
-		command  string
-		tests    []string
-		packages []string
-		want     []string
-		wantNote string
-	}{
-		{"go no narrowing", "go test ./...", nil, nil, []string{"go", "test", "./..."}, ""},
-		{"go names", "go test ./...", []string{"TestA", "TestB"}, nil,
-			[]string{"go", "test", "-run", "^(TestA|TestB)$", "./..."}, ""},
-		{"go replaces -run, keeps flags and -args", "go test -count 1 -run Old -timeout=5m ./... -args -v", []string{"TestA"}, []string{"pkg"},
-			[]string{"go", "test", "-count", "1", "-timeout=5m", "-run", "^(TestA)$", "./pkg", "-args", "-v"}, "-run Old was replaced"},
-		{"go subtests and patterns", "go test", []string{"TestA/sub case", "TestB.*", "TestC"}, nil,
-			[]string{"go", "test", "-run", `^(TestC)$|^TestA$/^sub_case$|TestB.*`}, ""},
-		{"go package forms", "/usr/local/go/bin/go test -v ./...", nil, []string{"./...", "pkg/...", "pkg/x_test.go", "./pkg", "."},
-			[]string{"/usr/local/go/bin/go", "test", "-v", "./...", "./pkg/...", "./pkg", "./pkg", "."}, ""},
-		{"go quotes plain names", "go test", []string{"Test.Dot"}, nil, []string{"go", "test", "-run", `^(Test\.Dot)$`}, ""},
-		{"pytest keywords", "pytest -q tests", []string{"test_a", "test_b[1-2]"}, nil,
-			[]string{"pytest", "-q", "-k", "test_a or test_b[1-2]", "tests"}, ""},
-		{"pytest node id combines -k", "python3 -m pytest -k 'not slow' -p no:cacheprovider tests/", []string{"tests/test_x.py::TestK::test_y[a b]", "test_z"}, nil,
-			[]string{"python3", "-m", "pytest", "-p", "no:cacheprovider", "-k", "(not slow) and (test_z)", "tests/test_x.py::TestK::test_y[a b]"}, "combined"},
-		{"pytest files replace positionals", "pytest --cov src -x tests", nil, []string{"tests/unit/test_y.py", "tests/unit"},
-			[]string{"pytest", "--cov", "src", "-x", "tests/unit/test_y.py", "tests/unit"}, ""},
-		{"jest", "npx jest --ci", []string{"adds 1 + 2", "sum.*"}, []string{"src/app.test.js"},
-			[]string{"npx", "jest", "--ci", "-t", `adds 1 \+ 2|sum.*`, "src/app.test.js"}, ""},
-		{"jest binary", "./node_modules/.bin/jest", []string{"x"}, nil,
-			[]string{"./node_modules/.bin/jest", "-t", "x"}, ""},
-		{"vitest replaces -t in place", "vitest run -t old --reporter dot", []string{"renders"}, nil,
-			[]string{"vitest", "run", "--reporter", "dot", "-t", "renders"}, "-t old was replaced"},
-		{"npm test", "npm test", []string{"x"}, nil, []string{"npm", "test", "--", "-t", "x"}, ""},
-		{"npm run test with script args", "npm run test -- --ci", []string{"x"}, []string{"src/app.test.js"},
-			[]string{"npm", "run", "test", "--", "--ci", "-t", "x", "src/app.test.js"}, ""},
-		{"cargo one name", "cargo test", []string{"parse::works"}, nil, []string{"cargo", "test", "parse::works"}, ""},
-		{"cargo replaces filter", "cargo test --release old_filter", []string{"new"}, nil, []string{"cargo", "test", "--release", "new"}, ""},
-		{"cargo several names and crates", "cargo test --workspace -- --nocapture", []string{"a", "b"}, []string{"mycrate", "tests/foo.rs"},
-			[]string{"cargo", "test", "-p", "mycrate", "--test", "foo", "--", "--nocapture", "a", "b"}, ""},
-		{"cargo several names, no --", "cargo +nightly test -p x", []string{"a", "b"}, nil,
-			[]string{"cargo", "+nightly", "test", "-p", "x", "--", "a", "b"}, ""},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			t.Parallel()
-			cmd, err := parseTestCommand(tt.command)
-			if err != nil {
-				t.Fatal(err)
-			}
-			got, notes, err := cmd.buildArgv(ws, tt.tests, tt.packages)
-			if err != nil {
-				t.Fatalf("buildArgv: %v", err)
-			}
-			if !slices.Equal(got, tt.want) {
-				t.Fatalf("argv\n got %q\nwant %q", got, tt.want)
-			}
-			if joined := strings.Join(notes, "; "); !strings.Contains(joined, tt.wantNote) || (tt.wantNote == "" && joined != "") {
-				t.Fatalf("notes %q, want %q", joined, tt.wantNote)
-			}
-		})
-	}
-}
-
-func TestBuildArgvRefusals(t *testing.T) {
-	t.Parallel()
-	ws := mappingWorkspace(t)
-	tests := []struct {
-		name     string
-		command  string
-		tests    []string
-		packages []string
-		wantMsg  string
-	}{
-		{"flag as test", "go test ./...", []string{"-exec"}, nil, "starts with '-'"},
-		{"flag after blank", "go test ./...", []string{"  -exec=sh"}, nil, "starts with '-'"},
-		{"command separator", "go test ./...", []string{"; rm -rf /"}, nil, `contains ';'`},
-		{"command substitution", "go test ./...", []string{"$(id)"}, nil, `contains '$'`},
-		{"backticks", "go test ./...", []string{"`id`"}, nil, "contains '`'"},
-		{"alternation", "go test ./...", []string{"TestA|TestB"}, nil, `contains '|'`},
-		{"quotes", "go test ./...", []string{"'TestA'"}, nil, `contains '\''`},
-		{"newline", "go test ./...", []string{"TestA\nTestB"}, nil, "control or invisible"},
-		{"NUL", "go test ./...", []string{"TestA\x00"}, nil, "control or invisible"},
-		{"bidi override", "go test ./...", []string{"Test\u202eA"}, nil, "control or invisible"},
-		{"very long", "go test ./...", []string{strings.Repeat("A", 201)}, nil, "too long"},
-		{"too many", "go test ./...", slices.Repeat([]string{"T"}, 33), nil, "at most 32"},
-		{"empty", "go test ./...", []string{" "}, nil, "empty entry"},
-		{"bad regexp", "go test ./...", []string{"Test[A"}, nil, "not a valid regular expression"},
-		{"dotdot", "go test ./...", nil, []string{"../x"}, "'..' is refused"},
-		{"absolute", "go test ./...", nil, []string{"/etc"}, "absolute paths are refused"},
-		{"flag as package", "go test ./...", nil, []string{"-C"}, "starts with '-'"},
-		{"package with blank", "go test ./...", nil, []string{"a b"}, `contains ' '`},
-		{"package substitution", "go test ./...", nil, []string{"$(id)"}, `contains '$'`},
-		{"windows absolute", "go test ./...", nil, []string{`C:\x`}, `contains ':'`},
-		{"git dir", "go test ./...", nil, []string{".git"}, ".git directory is off limits"},
-		{"symlink out", "go test ./...", nil, []string{"outside/x"}, "outside the workspace"},
-		{"relative symlink out", "go test ./...", nil, []string{"pkg/up/etc"}, "leaves the workspace"},
-		{"missing dir", "go test ./...", nil, []string{"nope"}, "does not exist"},
-		{"go import path", "go test ./...", nil, []string{"github.com/o/r/x"}, "looks like an import path"},
-		{"go file as package dir", "go test ./...", nil, []string{"tests/foo.rs"}, "is not a directory"},
-		{"go inner wildcard", "go test ./...", nil, []string{"pkg/.../x"}, "only pattern allowed"},
-		{"go missing pattern base", "go test ./...", nil, []string{"nope/..."}, "does not exist"},
-		{"pytest node id on a directory", "pytest", []string{"tests::test_a"}, nil, "not a regular file"},
-		{"missing file", "pytest", nil, []string{"tests/test_nope.py"}, "does not exist"},
-		{"pytest missing node file", "pytest", []string{"tests/nope.py::test_a"}, nil, "does not exist"},
-		{"pytest node id escaping", "pytest", []string{"../x.py::test_a"}, nil, "'..' is refused"},
-		{"pytest bad keyword", "pytest", []string{"test a"}, nil, "cannot be a pytest -k keyword"},
-		{"pytest keyword operator", "pytest", []string{"not"}, nil, "cannot be a pytest -k keyword"},
-		{"cargo bad filter", "cargo test", []string{"a.b"}, nil, "cargo test filters are plain names"},
-		{"cargo bad package", "cargo test", nil, []string{"src/lib.rs"}, "crate names"},
-		{"unknown runner", "make test", []string{"TestA"}, nil, "narrowing is supported for go test, pytest"},
-		{"shell command", "go test ./... | tee out.txt", []string{"TestA"}, nil, "uses shell syntax"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			t.Parallel()
-			cmd, err := parseTestCommand(tt.command)
-			if err != nil {
-				t.Fatal(err)
-			}
-			argv, _, err := cmd.buildArgv(ws, slices.Clone(tt.tests), slices.Clone(tt.packages))
-			if !errors.Is(err, ErrNarrowing) {
-				t.Fatalf("argv %q, err %v; want ErrNarrowing", argv, err)
-			}
-			if !strings.Contains(err.Error(), tt.wantMsg) {
-				t.Fatalf("error %q does not say %q", err, tt.wantMsg)
-			}
-		})
-	}
-}
-
-func TestParseTestCommandRunners(t *testing.T) {
-	t.Parallel()
-	tests := map[string]runner{
-		"go test ./...":        runnerGo,
-		"go vet ./...":         runnerNone,
-		"pytest":               runnerPytest,
-		"python -m pytest -q":  runnerPytest,
-		"python3.12 -m pytest": runnerPytest,
-		"python -m unittest":   runnerNone,
-		"npx jest":             runnerJest,
-		"npx vitest run":       runnerVitest,
-		"npm test":             runnerNpm,
-		"npm run test":         runnerNpm,
-		"npm run lint":         runnerNone,
-		"cargo test":           runnerCargo,
-		"cargo build":          runnerNone,
-		"make test":            runnerNone,
-		"go test ./... && x":   runnerNone,
-	}
-	for line, want := range tests {
-		cmd, err := parseTestCommand(line)
-		if err != nil || cmd.runner != want {
-			t.Errorf("parseTestCommand(%q) runner %v, err %v; want %v", line, cmd.runner, err, want)
+	ws := openWS(t, dir)
+	// Runners that would record being started: none may start.
+	bin := t.TempDir()
+	marker := filepath.Join(t.TempDir(), "started")
+	for _, name := range []string{"go", "pytest"} {
+		stub := "#!/bin/sh\necho \"$@\" >> '" + marker + "'\n"
+		if err := os.WriteFile(filepath.Join(bin, name), []byte(stub), 0o755); err != nil {
+			t.Fatal(err)
 		}
 	}
-	if _, err := parseTestCommand(" "); err == nil {
-		t.Error("empty command accepted")
+	for _, tt := range []struct {
+		name, runner, args, wantMsg string
+	}{
+		{"dotdot", "go", `{"packages":["../x"]}`, "'..' is refused"},
+		{"inner dotdot", "go", `{"packages":["pkg/../../x"]}`, "'..' is refused"},
+		{"absolute", "go", `{"packages":["/etc"]}`, "absolute paths are refused"},
+		{"git dir", "go", `{"packages":[".git"]}`, ".git directory is off limits"},
+		{"symlink out", "go", `{"packages":["outside/x"]}`, "outside the workspace"},
+		{"relative symlink out", "go", `{"packages":["pkg/up/etc"]}`, "leaves the workspace"},
+		{"pytest node id escaping", "pytest", `{"tests":["../x.py::test_a"]}`, "'..' is refused"},
+		{"pytest node id in .git", "pytest", `{"tests":[".git/config::test_a"]}`, ".git directory is off limits"},
+	} {
+		line := filepath.Join(bin, tt.runner)
+		if tt.runner == "go" {
+			line += " test ./..."
+		}
+		rt := NewRunTest(ws, RunTestConfig{Command: mustParse(t, line)})
+		res, err := rt.Execute(context.Background(), json.RawMessage(tt.args))
+		if err != nil {
+			t.Fatalf("%s: %v", tt.name, err)
+		}
+		if !res.IsError || res.Code != agent.CodeInvalidArgument || !strings.Contains(res.Text, tt.wantMsg) {
+			t.Errorf("%s: %+v; want INVALID_ARGUMENT saying %q", tt.name, res, tt.wantMsg)
+		}
+	}
+	if b, err := os.ReadFile(marker); err == nil {
+		t.Fatalf("a refused narrowing started the runner:\n%s", b)
+	}
+	// The same workspace narrows fine to what is inside it.
+	rt := NewRunTest(ws, RunTestConfig{Command: mustParse(t, filepath.Join(bin, "go")+" test ./...")})
+	out, err := rt.Execute(context.Background(), json.RawMessage(`{"packages":["pkg"]}`))
+	if err != nil || out.IsError {
+		t.Fatalf("narrowing to pkg: %+v, %v", out, err)
 	}
 }

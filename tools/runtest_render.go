@@ -108,3 +108,24 @@ func (r *RunTest) Fingerprint(text string) string {
 	text = runRef.ReplaceAllString(text, "@runs/N.log")
 	return timing.ReplaceAllString(text, "T")
 }
+
+// displayArgv joins argv for humans and the model, quoting words a shell
+// would split or interpret. It is for display only: argv is never re-parsed.
+func displayArgv(argv []string) string {
+	var b strings.Builder
+	for i, a := range argv {
+		if i > 0 {
+			b.WriteByte(' ')
+		}
+		if a != "" && strings.IndexFunc(a, func(r rune) bool {
+			return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_./:=,+@%", r))
+		}) < 0 {
+			b.WriteString(a)
+			continue
+		}
+		b.WriteByte('\'')
+		b.WriteString(strings.ReplaceAll(a, "'", `'\''`))
+		b.WriteByte('\'')
+	}
+	return b.String()
+}

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/org/mini-agent/agent"
+	"github.com/org/mini-agent/internal/testcmd"
 )
 
 // copyFixture copies testdata/NAME into a fresh directory and opens it.
@@ -77,7 +78,7 @@ func execute(t *testing.T, rt *RunTest, args string) agent.Result {
 func TestRunTestGoNarrowing(t *testing.T) {
 	t.Parallel()
 	ws := copyFixture(t, "run_gomod")
-	rt := NewRunTest(ws, RunTestConfig{Command: "go test -count=1 -v ./a ./b", Summarize: goFailures})
+	rt := NewRunTest(ws, RunTestConfig{Command: mustParse(t, "go test -count=1 -v ./a ./b"), Summarize: goFailures})
 	all := []string{"ALPHA RAN", "BETA RAN", "GAMMA RAN", "SUB ONE RAN", "SUB TWO RAN", "DELTA RAN"}
 	tests := []struct {
 		name     string
@@ -151,9 +152,9 @@ func TestRunTestEnvScrubbed(t *testing.T) {
 		env = append(env, k+"="+v)
 	}
 	env = append(env, "HARMLESS_VAR=visible-harmless")
-	rt := NewRunTest(ws, RunTestConfig{Command: "go test -count=1 -v ./...", Env: env, SecretNames: []string{"DEPLOY_CONF"},
+	rt := NewRunTest(ws, RunTestConfig{Command: mustParse(t, "go test -count=1 -v ./..."), Env: env, SecretNames: []string{"DEPLOY_CONF"},
 		EnvAllow: []string{"HARMLESS_VAR", "DEPLOY_CONF"}})
-	out, err := rt.RunCommand(t.Context(), []string{"TestPrintEnv"}, []string{"envp"})
+	out, err := rt.Run(t.Context(), testcmd.Selection{Tests: []string{"TestPrintEnv"}, Packages: []string{"envp"}}, testcmd.Plain)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -177,7 +178,7 @@ func TestRunTestEnvScrubbed(t *testing.T) {
 func TestRunTestShellCommand(t *testing.T) {
 	t.Parallel()
 	ws := openWS(t, t.TempDir())
-	rt := NewRunTest(ws, RunTestConfig{Command: "echo one && echo two >&2; exit 4"})
+	rt := NewRunTest(ws, RunTestConfig{Command: mustParse(t, "echo one && echo two >&2; exit 4")})
 	res := execute(t, rt, `{}`)
 	for _, want := range []string{"status: FAILED", "exit_code: 4", "command: sh -c 'echo one && echo two >&2; exit 4'", "one\ntwo\n"} {
 		if !strings.Contains(res.Text, want) {
@@ -193,7 +194,7 @@ func TestRunTestShellCommand(t *testing.T) {
 func TestRunTestTimeout(t *testing.T) {
 	t.Parallel()
 	ws := openWS(t, t.TempDir())
-	rt := NewRunTest(ws, RunTestConfig{Command: `sh -c 'echo started; sleep 30'`, Timeout: time.Second})
+	rt := NewRunTest(ws, RunTestConfig{Command: mustParse(t, `sh -c 'echo started; sleep 30'`), Timeout: time.Second})
 	start := time.Now()
 	res := execute(t, rt, `{}`)
 	if time.Since(start) > 20*time.Second {
@@ -212,7 +213,7 @@ func TestRunTestTimeout(t *testing.T) {
 func TestRunTestCancel(t *testing.T) {
 	t.Parallel()
 	ws := openWS(t, t.TempDir())
-	rt := NewRunTest(ws, RunTestConfig{Command: `sleep 30`})
+	rt := NewRunTest(ws, RunTestConfig{Command: mustParse(t, `sleep 30`)})
 	ctx, cancel := context.WithTimeout(t.Context(), 200*time.Millisecond)
 	defer cancel()
 	_, err := rt.Execute(ctx, json.RawMessage(`{}`))
@@ -237,7 +238,7 @@ func TestRunTestBadCallsAndConfig(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			res := execute(t, NewRunTest(ws, RunTestConfig{Command: tt.command}), tt.args)
+			res := execute(t, NewRunTest(ws, RunTestConfig{Command: mustParse(t, tt.command)}), tt.args)
 			if res.Code != tt.wantCode || !res.IsError || !strings.Contains(res.Text, tt.wantMsg) {
 				t.Fatalf("got %+v, want %s containing %q", res, tt.wantCode, tt.wantMsg)
 			}
@@ -257,7 +258,7 @@ var bigOutputCommand = fmt.Sprintf(`sh -c 'yes 0123456789abcdefghijklmnopqrstuvw
 // allocations while the command streams 10 MiB through it.
 func TestRunTestLargeOutput(t *testing.T) {
 	ws := openWS(t, t.TempDir())
-	rt := NewRunTest(ws, RunTestConfig{Command: bigOutputCommand})
+	rt := NewRunTest(ws, RunTestConfig{Command: mustParse(t, bigOutputCommand)})
 
 	var before, after runtime.MemStats
 	runtime.GC()
@@ -314,10 +315,10 @@ func BenchmarkRunTestLargeOutput(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer ws.Close()
-	rt := NewRunTest(ws, RunTestConfig{Command: bigOutputCommand})
+	rt := NewRunTest(ws, RunTestConfig{Command: mustParse(b, bigOutputCommand)})
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := rt.RunCommand(b.Context(), nil, nil); err != nil {
+		if _, err := rt.Run(b.Context(), testcmd.Selection{}, testcmd.Plain); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 	"weak"
+
+	"github.com/org/mini-agent/internal/testcmd"
 )
 
 // invalidateForBench drops ws's cached file list (BenchmarkSearch's cold
@@ -88,28 +90,28 @@ func TestSearchCacheApplyPatch(t *testing.T) {
 
 // TestSearchCacheRunTest: files the test command creates are found by the
 // next search, whether the model ran it (Execute) or the harness did
-// (RunCommand); ignored ones still are not.
+// (Run); ignored ones still are not.
 func TestSearchCacheRunTest(t *testing.T) {
 	t.Parallel()
 	ws, _ := cacheFixture(t)
 	s := NewSearch(ws)
 	wantHits(t, "first search", searchHits(t, s), "a.go:1")
 
-	rt := NewRunTest(ws, RunTestConfig{Command: "echo needle made > made.go && echo needle log > run.log && mkdir -p ignored && echo needle > ignored/i.go"})
+	rt := NewRunTest(ws, RunTestConfig{Command: mustParse(t, "echo needle made > made.go && echo needle log > run.log && mkdir -p ignored && echo needle > ignored/i.go")})
 	res, err := rt.Execute(context.Background(), nil)
 	if err != nil || res.IsError {
 		t.Fatalf("run_test: %v %s", err, res.Text)
 	}
 	wantHits(t, "after run_test", searchHits(t, s), "a.go:1", "made.go:1")
 
-	rt = NewRunTest(ws, RunTestConfig{Command: "rm made.go && echo needle harness > harness.go"})
-	if _, err := rt.RunCommand(context.Background(), nil, nil); err != nil {
-		t.Fatalf("RunCommand: %v", err)
+	rt = NewRunTest(ws, RunTestConfig{Command: mustParse(t, "rm made.go && echo needle harness > harness.go")})
+	if _, err := rt.Run(context.Background(), testcmd.Selection{}, testcmd.Plain); err != nil {
+		t.Fatalf("Run: %v", err)
 	}
-	wantHits(t, "after RunCommand", searchHits(t, s), "a.go:1", "harness.go:1")
+	wantHits(t, "after Run", searchHits(t, s), "a.go:1", "harness.go:1")
 
 	// A failing command may have changed the tree as much as a passing one.
-	rt = NewRunTest(ws, RunTestConfig{Command: "echo needle failing > failing.go; exit 3"})
+	rt = NewRunTest(ws, RunTestConfig{Command: mustParse(t, "echo needle failing > failing.go; exit 3")})
 	res, err = rt.Execute(context.Background(), nil)
 	if err != nil || !res.IsError {
 		t.Fatalf("failing run_test: %v %s", err, res.Text)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/org/mini-agent/agent"
 	"github.com/org/mini-agent/internal/pipeline"
+	"github.com/org/mini-agent/internal/testcmd"
 	"github.com/org/mini-agent/tools"
 )
 
@@ -86,8 +87,14 @@ func runTool(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return pipeline.ExitUsage
 	}
 	defer ws.Close()
+	var cmd *testcmd.Command // nil: run_test answers that it is not configured
+	if *testCmd != "" {
+		if cmd, err = testcmd.Parse(*testCmd); err != nil {
+			return c.usageError(stderr, err.Error())
+		}
+	}
 	reg, err := agent.NewRegistry(tools.NewReadFile(ws), tools.NewSearch(ws), tools.NewApplyPatch(ws),
-		tools.NewRunTest(ws, tools.RunTestConfig{Command: *testCmd, Timeout: *timeout}))
+		tools.NewRunTest(ws, tools.RunTestConfig{Command: cmd, Timeout: *timeout}))
 	if err != nil {
 		fmt.Fprintf(stderr, "mini-agent tool: %v\n", err)
 		return pipeline.ExitUsage

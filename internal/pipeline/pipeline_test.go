@@ -7,7 +7,6 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
-	"reflect"
 	"strings"
 	"testing"
 
@@ -57,16 +56,6 @@ func TestSecretInTheChangeIsDiscarded(t *testing.T) {
 	}
 	if strings.Contains(out.Summary, canary) {
 		t.Fatal("canary in the summary")
-	}
-}
-
-func TestTestNames(t *testing.T) {
-	t.Parallel()
-	got := testNames([]string{"TestTotal", "TestTable/case_2", "TestTable/case_3",
-		"tests/test_calc.py::test_add", "calc > adds numbers"})
-	want := []string{"TestTotal", "TestTable", "test_add", "calc > adds numbers"}
-	if !reflect.DeepEqual(got, want) {
-		t.Fatalf("got %q want %q", got, want)
 	}
 }
 
@@ -327,6 +316,30 @@ func TestUnwritableOutputPathIsAUsageError(t *testing.T) {
 	}
 }
 
+// A test command no shell could parse is a configuration error found
+// before anything runs: no test run, no model call.
+func TestUnparsableTestCommandIsAUsageError(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	if err := demo.Materialize(context.Background(), dir); err != nil {
+		t.Fatal(err)
+	}
+	marker := filepath.Join(t.TempDir(), "ran")
+	for _, line := range []string{"touch " + marker + " 'unterminated", `touch ` + marker + ` "unterminated`, "touch " + marker + ` \`} {
+		m := &scripted{outs: []agent.Output{{Message: "## Summary\nx\n## Root cause\nx\n## Assumptions\nnone"}}}
+		_, err := Run(context.Background(), Options{Mode: agent.ModeExplain, Workdir: dir, TestCommand: line, Provider: "script", ModelImpl: m})
+		if !errors.Is(err, ErrUsage) || !strings.Contains(err.Error(), "test command") {
+			t.Errorf("%q: err %v, want ErrUsage naming the test command", line, err)
+		}
+		if len(m.outs) != 1 {
+			t.Errorf("%q: the model was asked", line)
+		}
+		if _, err := os.Stat(marker); err == nil {
+			t.Fatalf("%q: the command ran", line)
+		}
+	}
+}
+
 // A binary file's diff is a compressed git binary patch, where the
 // secret-in-the-change check cannot see a secret: the files' contents, which
 // the bundle carries to the publisher, must be checked too.
@@ -388,27 +401,6 @@ func TestHugeChangedFileIsNotAFix(t *testing.T) {
 	}
 	if b := out.Bundle; b.Status != bundle.StatusNotFixed || len(b.Files) != 0 || !strings.Contains(strings.Join(b.Warnings, "\n"), "huge.out") {
 		t.Fatalf("status %s files %v warnings %v", b.Status, paths(b.Files), b.Warnings)
-	}
-}
-
-func TestGoTestVerboseArgs(t *testing.T) {
-	t.Parallel()
-	for _, tc := range []struct {
-		in, want string
-		ok       bool
-	}{
-		{"go test ./...", "go test -v ./...", true},
-		{"go test -v ./...", "go test -v ./...", true},
-		{"go test -json ./...", "go test -json ./...", true},
-		{"go test -v=false ./...", "", false},
-		{"go test ./... -args -v", "go test -v ./... -args -v", true},
-		{"pytest -x", "", false},
-		{"/usr/local/go/bin/go test .", "/usr/local/go/bin/go test -v .", true},
-	} {
-		got, ok := goTestVerboseArgs(strings.Fields(tc.in))
-		if ok != tc.ok || ok && strings.Join(got, " ") != tc.want {
-			t.Errorf("goTestVerboseArgs(%q) = %q, %v; want %q, %v", tc.in, strings.Join(got, " "), ok, tc.want, tc.ok)
-		}
 	}
 }
 

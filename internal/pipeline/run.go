@@ -23,6 +23,7 @@ import (
 	"github.com/org/mini-agent/internal/report"
 	"github.com/org/mini-agent/internal/safefile"
 	"github.com/org/mini-agent/internal/snapshot"
+	"github.com/org/mini-agent/internal/testcmd"
 	"github.com/org/mini-agent/tools"
 )
 
@@ -53,6 +54,10 @@ func Run(ctx context.Context, o Options) (*Outcome, error) {
 	if err := o.check(); err != nil {
 		return nil, err
 	}
+	testCmd, err := testcmd.Parse(o.TestCommand)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrUsage, err)
+	}
 	secrets := proc.SecretValues(o.Environ, o.SecretNames)
 	redact := newRedactor(secrets)
 	model, modelName, err := o.model()
@@ -68,7 +73,7 @@ func Run(ctx context.Context, o Options) (*Outcome, error) {
 		return nil, fmt.Errorf("%w: %v", ErrUsage, err)
 	}
 	defer ws.Close()
-	runTest := tools.NewRunTest(ws, tools.RunTestConfig{Command: o.TestCommand, Timeout: o.TestTimeout,
+	runTest := tools.NewRunTest(ws, tools.RunTestConfig{Command: testCmd, Timeout: o.TestTimeout,
 		SecretNames: o.SecretNames, Env: o.Environ, Summarize: summarizeFailures,
 		EnvAllow: o.TestEnv, WritableDirs: o.TestWritable, NoSandbox: o.NoSandbox})
 

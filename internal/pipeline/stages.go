@@ -6,13 +6,13 @@ import (
 	"fmt"
 	"os"
 	"path"
-	"path/filepath"
 	"strings"
 
 	"github.com/org/mini-agent/internal/bundle"
 	"github.com/org/mini-agent/internal/failure"
 	"github.com/org/mini-agent/internal/safefile"
 	"github.com/org/mini-agent/internal/snapshot"
+	"github.com/org/mini-agent/internal/testcmd"
 	"github.com/org/mini-agent/tools"
 )
 
@@ -31,9 +31,9 @@ func (o *Options) failureContext(ctx context.Context, ws *tools.Workspace, rt *t
 		return fc, nil, nil
 	}
 	fmt.Fprintf(o.Progress, "running the test command to see what fails: %s\n", o.TestCommand)
-	// `go test -json` output is parsed exactly; the flag is added only when
-	// it does not change what the maintainer's command means.
-	ro, err := rt.RunRewritten(ctx, failure.GoTestJSONArgs)
+	// `go test -json` output is parsed exactly; testcmd adds the flag only
+	// when it does not change what the maintainer's command means.
+	ro, err := rt.Run(ctx, testcmd.Selection{}, testcmd.GoJSON)
 	cont.after(ctx, "initial run")
 	if err != nil {
 		return nil, nil, err
@@ -82,16 +82,16 @@ func checkFrom(name string, ro tools.RunOutcome) bundle.Check {
 // the runner supports it), then the whole test command.
 func validate(ctx context.Context, rt *tools.RunTest, b *bundle.Bundle, cont *containment) error {
 	if len(b.FailingTests) > 0 {
-		names := testNames(b.FailingTests)
-		ro, err := rt.RunCommandRewritten(ctx, names, nil, goTestVerboseArgs)
+		// Verbose: the output names each test that passed (go test -v).
+		ro, err := rt.Run(ctx, testcmd.Selection{Tests: testcmd.Names(b.FailingTests)}, testcmd.Verbose)
 		cont.after(ctx, "validation (failing tests)")
 		switch {
 		case err != nil && ctx.Err() != nil:
 			return err
 		case err == nil:
 			check := checkFrom("failing tests", ro)
-			if _, isGo := goTestVerboseArgs(ro.Argv); isGo && check.Passed {
-				if missing := notPassed(ro.LogPath, names); len(missing) > 0 {
+			if check.Passed {
+				if missing := notPassed(ro); len(missing) > 0 {
 					// Renamed, deleted or skipped: a narrowed go test that
 					// matches nothing still exits 0.
 					check.Passed = false
@@ -103,34 +103,13 @@ func validate(ctx context.Context, rt *tools.RunTest, b *bundle.Bundle, cont *co
 		}
 		// An error here means the runner cannot narrow: the full run decides.
 	}
-	ro, err := rt.RunCommand(ctx, nil, nil)
+	ro, err := rt.Run(ctx, testcmd.Selection{}, testcmd.Plain)
 	cont.after(ctx, "validation (full test command)")
 	if err != nil {
 		return err
 	}
 	b.Validation = append(b.Validation, checkFrom("full test command", ro))
 	return nil
-}
-
-// testNames turns failure ids ("TestX/sub", "path::test") into the names
-// a runner narrows by.
-func testNames(ids []string) []string {
-	seen := map[string]bool{}
-	var out []string
-	for _, id := range ids {
-		name := id
-		if i := strings.LastIndex(name, "::"); i >= 0 {
-			name = name[i+2:]
-		}
-		if strings.HasPrefix(name, "Test") {
-			name, _, _ = strings.Cut(name, "/") // a Go subtest: narrow to its top-level test
-		}
-		if name != "" && !seen[name] {
-			seen[name] = true
-			out = append(out, name)
-		}
-	}
-	return out
 }
 
 // collectDiff records the run's diff and the changed files' final contents.
@@ -222,37 +201,14 @@ func firstLine(s string) string {
 	return s
 }
 
-// goTestVerboseArgs adds -v to a plain `go test` command (when it has
-// neither -v nor -json), so the output names each test that passed.
-func goTestVerboseArgs(argv []string) ([]string, bool) {
-	if len(argv) < 2 || path.Base(filepath.ToSlash(argv[0])) != "go" && path.Base(filepath.ToSlash(argv[0])) != "go.exe" || argv[1] != "test" {
-		return nil, false
-	}
-	for _, a := range argv[2:] {
-		if a == "-args" || a == "--args" {
-			break
-		}
-		name, val, _ := strings.Cut(strings.TrimLeft(a, "-"), "=")
-		if strings.HasPrefix(a, "-") && (name == "v" || name == "json" || name == "test.v") {
-			// -v=false and the like: the output will not name the tests.
-			return argv, val == "" || val == "true"
-		}
-	}
-	return append([]string{argv[0], argv[1], "-v"}, argv[2:]...), true
-}
-
-// notPassed returns the names among tests that no "--- PASS: NAME" line of
-// the saved verbose go test output (plain or -json) reports.
-func notPassed(logPath string, tests []string) []string {
-	data, err := os.ReadFile(logPath)
+// notPassed asks testcmd which selected tests the run's saved output does
+// not report as passed (nil when the output cannot tell). An unreadable
+// log confirms nothing.
+func notPassed(ro tools.RunOutcome) []string {
+	f, err := os.Open(ro.LogPath)
 	if err != nil {
-		return tests
+		return ro.Invocation.NotPassed(nil)
 	}
-	var missing []string
-	for _, t := range tests {
-		if !strings.Contains(string(data), "--- PASS: "+t+" (") {
-			missing = append(missing, t)
-		}
-	}
-	return missing
+	defer f.Close()
+	return ro.Invocation.NotPassed(f)
 }

@@ -1,21 +1,24 @@
-package tools
+package testcmd
 
 import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"path/filepath"
+	"path"
+	"slices"
+	"strconv"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 )
 
-// Bounds on the model's narrowing.
-const (
-	maxNarrowItems   = 32
-	maxNarrowItemLen = 200
-)
+// MaxNarrowItems bounds the tests, and the packages, of one selection.
+const MaxNarrowItems = 32
 
-// ErrNarrowing is wrapped by RunCommand when tests or packages are invalid or
+// maxNarrowItemLen bounds one test name or path of a selection.
+const maxNarrowItemLen = 200
+
+// ErrNarrowing is wrapped by Argv when tests or packages are invalid or
 // the configured command cannot be narrowed. Its message tells the model
 // what is allowed; the run_test tool answers it with INVALID_ARGUMENT.
 var ErrNarrowing = errors.New("invalid narrowing")
@@ -25,120 +28,45 @@ var ErrNarrowing = errors.New("invalid narrowing")
 // them keeps the rule simple to state and to audit.
 const forbiddenNameChars = ";&|<>$`\\\"'!(){}"
 
-// runner is a test runner whose narrowing run_test knows how to map.
-type runner int
-
-const (
-	runnerNone runner = iota
-	runnerGo
-	runnerPytest
-	runnerJest // jest, npx jest
-	runnerVitest
-	runnerNpm // npm test / npm run test: narrowing goes after "--" to the script
-	runnerCargo
-)
-
-var runnerNames = map[runner]string{
-	runnerNone: "unrecognized", runnerGo: "go test", runnerPytest: "pytest", runnerJest: "jest",
-	runnerVitest: "vitest", runnerNpm: "npm test", runnerCargo: "cargo test",
+// Workspace is what argv building needs from the directory the tests run
+// in, to check the paths a narrowing names.
+type Workspace interface {
+	// Resolve cleans a workspace-relative path and follows symlinks inside
+	// the workspace, returning the real slash path ("." for the root). It
+	// refuses absolute paths, "..", links that leave the workspace and .git.
+	Resolve(p string) (string, error)
+	// Stat describes the file at a workspace-relative slash path, following
+	// symlinks inside the workspace.
+	Stat(p string) (fs.FileInfo, error)
 }
 
-func (r runner) String() string { return runnerNames[r] }
-
-// supportedRunners is quoted to the model when narrowing is refused.
-const supportedRunners = "go test, pytest (or python -m pytest), jest, vitest, npm test and cargo test"
-
-// testCommand is the maintainer's configured command, parsed once.
-type testCommand struct {
-	line   string
-	argv   []string // the words, or [sh -c line] when shell syntax is used
-	shell  bool
-	runner runner
-	prefix int // argv[:prefix] names the runner, e.g. "go test", "python -m pytest"
+// Selection is a narrowing: the tests and the packages (test files,
+// directories, crates) to run instead of the whole suite. Both are
+// untrusted (the model's, or names taken from a CI log).
+type Selection struct {
+	Tests    []string
+	Packages []string
 }
 
-// parseTestCommand splits the configured command. Shell syntax (and a line
-// that does not split cleanly) runs through `sh -c`, unnarrowable.
-func parseTestCommand(line string) (testCommand, error) {
-	line = strings.TrimSpace(line)
-	if line == "" {
-		return testCommand{}, errors.New("no test command is configured")
-	}
-	words, needShell, err := splitCommand(line)
-	if needShell || err != nil {
-		return testCommand{line: line, argv: []string{"sh", "-c", line}, shell: true}, nil
-	}
-	r, prefix := detectRunner(words)
-	return testCommand{line: line, argv: words, runner: r, prefix: prefix}, nil
-}
+// Empty reports a selection of the whole suite.
+func (s Selection) Empty() bool { return len(s.Tests) == 0 && len(s.Packages) == 0 }
 
-func detectRunner(w []string) (runner, int) {
-	at := func(i int) string {
-		if i < len(w) {
-			return w[i]
-		}
-		return ""
+// narrow validates the selection and maps it onto the command. notes are
+// remarks for the model (how the narrowing was interpreted). ws may be nil
+// for an empty selection.
+func (c *Command) narrow(ws Workspace, sel Selection) (argv, notes []string, err error) {
+	if sel.Empty() {
+		return slices.Clone(c.argv), nil, nil
 	}
-	base := strings.TrimSuffix(filepath.Base(strings.ReplaceAll(w[0], `\`, "/")), ".exe")
-	switch {
-	case base == "go" && at(1) == "test":
-		return runnerGo, 2
-	case base == "pytest" || base == "py.test":
-		return runnerPytest, 1
-	case strings.HasPrefix(base, "python") && at(1) == "-m" && at(2) == "pytest":
-		return runnerPytest, 3
-	case base == "jest":
-		return runnerJest, 1
-	case base == "vitest":
-		return runnerVitest, 1
-	case base == "npx" && at(1) == "jest":
-		return runnerJest, 2
-	case base == "npx" && at(1) == "vitest":
-		return runnerVitest, 2
-	case base == "npm" && (at(1) == "test" || at(1) == "t" || at(1) == "tst"):
-		return runnerNpm, 2
-	case base == "npm" && at(1) == "run" && at(2) == "test":
-		return runnerNpm, 3
-	case base == "cargo" && at(1) == "test":
-		return runnerCargo, 2
-	case base == "cargo" && strings.HasPrefix(at(1), "+") && at(2) == "test":
-		return runnerCargo, 3
-	}
-	return runnerNone, 0
-}
-
-// narrowable reports whether tests and packages can be mapped onto the command.
-func (c testCommand) narrowable() bool { return !c.shell && c.runner != runnerNone }
-
-// narrowingHelp describes, for the tool spec, what narrowing this command takes.
-func (c testCommand) narrowingHelp() string {
-	switch {
-	case !c.narrowable():
-		return "This test command cannot be narrowed: call run_test with no arguments."
-	case c.runner == runnerGo:
-		return "tests: Go test names (TestFoo, TestFoo/subtest) or -run patterns; packages: directories or package patterns (./internal/x, ./pkg/...)."
-	case c.runner == runnerPytest:
-		return "tests: node ids (tests/test_x.py::test_y) or test names (combined into -k); packages: test files or directories."
-	case c.runner == runnerCargo:
-		return "tests: test name filters (module::test_name); packages: crate names (-p) or integration test files (tests/foo.rs)."
-	}
-	return "tests: test names or name patterns (-t); packages: test files or directories."
-}
-
-// buildArgv validates the narrowing and maps it onto the command. notes are
-// remarks for the model (how the narrowing was interpreted).
-func (c testCommand) buildArgv(ws *Workspace, tests, packages []string) (argv, notes []string, err error) {
-	if len(tests) == 0 && len(packages) == 0 {
-		return append([]string(nil), c.argv...), nil, nil
-	}
+	tests, packages := slices.Clone(sel.Tests), slices.Clone(sel.Packages)
 	if c.shell {
 		return nil, nil, fmt.Errorf("%w: the test command %q uses shell syntax, so it cannot be narrowed; call run_test with no arguments to run it in full", ErrNarrowing, c.line)
 	}
-	if c.runner == runnerNone {
+	if c.runner == Unknown {
 		return nil, nil, fmt.Errorf("%w: narrowing is supported for %s; the test command %q is none of them, so call run_test with no arguments to run it in full", ErrNarrowing, supportedRunners, c.line)
 	}
-	if len(tests) > maxNarrowItems || len(packages) > maxNarrowItems {
-		return nil, nil, fmt.Errorf("%w: at most %d tests and %d packages per call", ErrNarrowing, maxNarrowItems, maxNarrowItems)
+	if len(tests) > MaxNarrowItems || len(packages) > MaxNarrowItems {
+		return nil, nil, fmt.Errorf("%w: at most %d tests and %d packages per call", ErrNarrowing, MaxNarrowItems, MaxNarrowItems)
 	}
 	for i, t := range tests {
 		if tests[i], err = checkTestName(t); err != nil {
@@ -151,13 +79,13 @@ func (c testCommand) buildArgv(ws *Workspace, tests, packages []string) (argv, n
 		}
 	}
 	switch c.runner {
-	case runnerGo:
+	case Go:
 		argv, notes, err = c.goArgv(ws, tests, packages)
-	case runnerPytest:
+	case Pytest:
 		argv, notes, err = c.pytestArgv(ws, tests, packages)
-	case runnerJest, runnerVitest, runnerNpm:
+	case Jest, Vitest, Npm:
 		argv, notes, err = c.jsArgv(ws, tests, packages)
-	case runnerCargo:
+	case Cargo:
 		argv, notes, err = c.cargoArgv(tests, packages)
 	}
 	if err == nil {
@@ -210,7 +138,7 @@ func checkTestName(s string) (string, error) {
 
 // checkNarrowPath enforces "workspace-relative paths only" and returns the
 // real (symlink-resolved) slash path.
-func checkNarrowPath(ws *Workspace, s string) (string, error) {
+func checkNarrowPath(ws Workspace, s string) (string, error) {
 	s = strings.TrimSpace(s)
 	if err := checkItem(s); err != nil {
 		return "", err
@@ -220,14 +148,20 @@ func checkNarrowPath(ws *Workspace, s string) (string, error) {
 			return "", fmt.Errorf("%q contains %q; give workspace-relative paths or package patterns made of letters, digits and _-./@+,= only", s, r)
 		}
 	}
-	clean, err := Clean(s)
+	if ws == nil {
+		return "", errors.New("paths cannot be checked here")
+	}
+	real, err := ws.Resolve(s)
 	if err != nil {
 		return "", err
 	}
-	real, err := ws.Resolve(clean)
-	if err != nil {
-		return "", err
+	if path.IsAbs(real) || real == ".." || strings.HasPrefix(real, "../") {
+		// Resolve's contract; checked again because argv is built from it.
+		return "", fmt.Errorf("%q resolves to %s, outside the workspace", s, quoteName(real))
 	}
+	// Resolve refused absolute paths and every ".." segment; what is left
+	// is the text as the runner would read it once cleaned.
+	clean := path.Clean(strings.TrimPrefix(s, "./"))
 	// The checks above ran on the text as given; "./-exec=x" only becomes
 	// a flag once cleaned, and a symlink can resolve to a name starting
 	// with '-'. Check what will really be passed on.
@@ -267,13 +201,13 @@ func checkItem(s string) error {
 
 // mustExist refuses a path that is not in the workspace, so a typo gets a
 // clear answer instead of a confusing runner error.
-func mustExist(ws *Workspace, p string) error {
+func mustExist(ws Workspace, p string) error {
 	_, err := statNarrowPath(ws, p)
 	return err
 }
 
 // mustBeFile refuses a path that is not a regular file in the workspace.
-func mustBeFile(ws *Workspace, p string) error {
+func mustBeFile(ws Workspace, p string) error {
 	fi, err := statNarrowPath(ws, p)
 	if err == nil && !fi.Mode().IsRegular() {
 		err = fmt.Errorf("%q is not a regular file", p)
@@ -282,7 +216,7 @@ func mustBeFile(ws *Workspace, p string) error {
 }
 
 // mustBeDir refuses a path that is not a directory in the workspace.
-func mustBeDir(ws *Workspace, p string) error {
+func mustBeDir(ws Workspace, p string) error {
 	fi, err := statNarrowPath(ws, p)
 	if err == nil && !fi.IsDir() {
 		err = fmt.Errorf("%q is not a directory", p)
@@ -290,8 +224,8 @@ func mustBeDir(ws *Workspace, p string) error {
 	return err
 }
 
-func statNarrowPath(ws *Workspace, p string) (fs.FileInfo, error) {
-	fi, err := ws.Root().Stat(strings.TrimPrefix(p, "./"))
+func statNarrowPath(ws Workspace, p string) (fs.FileInfo, error) {
+	fi, err := ws.Stat(strings.TrimPrefix(p, "./"))
 	if err != nil {
 		return nil, fmt.Errorf("%q does not exist in the workspace", p)
 	}
@@ -345,4 +279,14 @@ func joinFlags(flags []flagArg, drop func(name string) bool) []string {
 		}
 	}
 	return out
+}
+
+// quoteName shows a resolved name in a message as is when every character
+// prints as itself, Go-quoted otherwise, so a control character or bidi
+// override in a file name cannot forge or hide text in the answer.
+func quoteName(name string) string {
+	if !utf8.ValidString(name) || strings.ContainsFunc(name, func(r rune) bool { return !unicode.IsPrint(r) && r != ' ' }) || strings.HasPrefix(name, `"`) {
+		return strconv.Quote(name)
+	}
+	return name
 }

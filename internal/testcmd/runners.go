@@ -1,4 +1,4 @@
-package tools
+package testcmd
 
 import (
 	"fmt"
@@ -42,7 +42,7 @@ func isGoRunFlag(name string) bool {
 
 // goArgv maps tests onto one -run pattern (replacing the command's own) and
 // packages onto the package list (replacing the command's patterns).
-func (c testCommand) goArgv(ws *Workspace, tests, packages []string) (argv, notes []string, err error) {
+func (c *Command) goArgv(ws Workspace, tests, packages []string) (argv, notes []string, err error) {
 	args := c.argv[c.prefix:]
 	var tail []string // -args and what follows belongs to the test binary
 	for i, a := range args {
@@ -122,7 +122,7 @@ func goRunPattern(names []string) (string, error) {
 // directory followed by "/..." (or "./..." for all), or a .go file, which
 // names its directory. Import paths are refused: they may name code outside
 // the workspace, and their text is not tied to a directory we checked.
-func goPackage(ws *Workspace, p string) (string, error) {
+func goPackage(ws Workspace, p string) (string, error) {
 	if p == "..." {
 		return "./...", nil // Clean turned "./..." into "...", which means all of std
 	}
@@ -169,7 +169,7 @@ var (
 // pytestArgv maps node ids (path::name) and files onto positionals
 // (replacing the command's own) and bare names onto a -k expression
 // (combined with the command's own -k by "and").
-func (c testCommand) pytestArgv(ws *Workspace, tests, packages []string) (argv, notes []string, err error) {
+func (c *Command) pytestArgv(ws Workspace, tests, packages []string) (argv, notes []string, err error) {
 	var keywords, nodeIDs []string
 	for _, t := range tests {
 		if file, name, ok := strings.Cut(t, "::"); ok {
@@ -221,7 +221,7 @@ func (c testCommand) pytestArgv(ws *Workspace, tests, packages []string) (argv, 
 
 // jsArgv appends -t PATTERN (replacing the command's own) and the test
 // files; for npm the narrowing goes after "--" so npm hands it to the script.
-func (c testCommand) jsArgv(ws *Workspace, tests, packages []string) (argv, notes []string, err error) {
+func (c *Command) jsArgv(ws Workspace, tests, packages []string) (argv, notes []string, err error) {
 	for _, p := range packages {
 		if err := mustExist(ws, p); err != nil {
 			return nil, nil, err
@@ -229,7 +229,7 @@ func (c testCommand) jsArgv(ws *Workspace, tests, packages []string) (argv, note
 	}
 	args := c.argv[c.prefix:]
 	argv = append([]string(nil), c.argv[:c.prefix]...)
-	if c.runner == runnerNpm {
+	if c.runner == Npm {
 		i := 0
 		for i < len(args) && args[i] != "--" {
 			i++
@@ -285,7 +285,7 @@ var (
 // cargoArgv maps one test name onto cargo's filter positional; several go
 // to the test binary after "--" (libtest takes several filters). Packages
 // are crate names (-p) or integration test files tests/NAME.rs (--test NAME).
-func (c testCommand) cargoArgv(tests, packages []string) (argv, notes []string, err error) {
+func (c *Command) cargoArgv(tests, packages []string) (argv, notes []string, err error) {
 	for _, t := range tests {
 		if !cargoFilter.MatchString(t) {
 			return nil, nil, fmt.Errorf("%q: cargo test filters are plain names such as module::test_name (letters, digits, _ and ::)", t)
