@@ -50,6 +50,7 @@ type Server struct {
 	requests []Request
 	nextID   int64
 	faults   []*fault
+	history  map[string]*history // history.go: listed runs and plain issues
 }
 
 // NewServer starts the fake; requests must carry "Bearer TOKEN" (or
@@ -61,6 +62,7 @@ func NewServer(tb testing.TB, token string) *Server {
 	s.routeGit(mux)
 	s.routePulls(mux)
 	s.routeActions(mux)
+	s.routeHistory(mux)
 	s.api = httptest.NewServer(s.record("api", s.auth(mux)))
 	s.logs = httptest.NewServer(s.record("logs", http.HandlerFunc(s.serveLog)))
 	tb.Cleanup(s.api.Close)
