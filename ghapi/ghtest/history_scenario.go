@@ -60,8 +60,9 @@ var scenarioFailures = map[string]GoTest{
 	"TestHTTPRetry":   {File: "client_test.go", Line: 40, Message: "got 2 attempts, want 3"},
 }
 
-// scenarioLog renders a job log where the tests in failing fail.
-func scenarioLog(start time.Time, failing ...string) string {
+// ScenarioLog renders a job log of the scenario's suite (go test -v over
+// its packages) where the tests named in failing fail.
+func ScenarioLog(start time.Time, failing ...string) string {
 	fail := map[string]bool{}
 	for _, f := range failing {
 		fail[f] = true
@@ -128,7 +129,7 @@ func SeedFlakyHistory(s *Server, fullName string, last time.Time) FlakyScenario 
 		return first.AddDate(0, 0, day).Add(time.Duration(hour)*time.Hour + time.Duration(minute)*time.Minute)
 	}
 	ubuntu := func(start time.Time, dur time.Duration, failing ...string) HistoryJob {
-		j := HistoryJob{Name: "test (ubuntu-latest)", Duration: dur, Log: scenarioLog(start, failing...)}
+		j := HistoryJob{Name: "test (ubuntu-latest)", Duration: dur, Log: ScenarioLog(start, failing...)}
 		if len(failing) > 0 {
 			j.Conclusion = "failure"
 			sc.FailedJobs++
@@ -166,7 +167,7 @@ func SeedFlakyHistory(s *Server, fullName string, last time.Time) FlakyScenario 
 		}
 		if windows[d] {
 			a1.Jobs = append(a1.Jobs, HistoryJob{Name: "test (windows-latest)", Conclusion: "failure", Duration: 8 * time.Minute,
-				Log: scenarioLog(start, "TestPathJoin")})
+				Log: ScenarioLog(start, "TestPathJoin")})
 			sc.FailedJobs++
 		}
 		attempts := []Attempt{a1}
@@ -175,7 +176,7 @@ func SeedFlakyHistory(s *Server, fullName string, last time.Time) FlakyScenario 
 			a2 := Attempt{Jobs: []HistoryJob{ubuntu(start.Add(time.Hour), 3*time.Minute)}}
 			if windows[d] {
 				a2.Jobs = append(a2.Jobs, HistoryJob{Name: "test (windows-latest)", Conclusion: "failure", Duration: 8 * time.Minute,
-					Log: scenarioLog(start.Add(time.Hour), "TestPathJoin")})
+					Log: ScenarioLog(start.Add(time.Hour), "TestPathJoin")})
 				sc.FailedJobs++
 			}
 			attempts = append(attempts, a2)
@@ -218,7 +219,7 @@ func SeedFlakyHistory(s *Server, fullName string, last time.Time) FlakyScenario 
 	// A cancelled run on main (superseded by a newer push).
 	add(5, HistoryRun{Event: "push", HeadBranch: "main", HeadSHA: sha("main-5-cancelled"), Created: at(5, 8, 0),
 		Attempts: []Attempt{{Jobs: []HistoryJob{{Name: "test (ubuntu-latest)", Conclusion: "cancelled", Duration: time.Minute,
-			Log: scenarioLog(at(5, 8, 0), "TestCacheGet")}}}}})
+			Log: ScenarioLog(at(5, 8, 0), "TestCacheGet")}}}}})
 
 	sc.Flaky = [][]string{{"TestServerShutdown"}, {"TestWorkerDrain", "TestWorkerPool"}, {"TestCacheEviction"}}
 	sc.FlakyWasted = []time.Duration{27 * time.Minute, 15 * time.Minute, 12 * time.Minute}
