@@ -24,7 +24,9 @@
 //     for a while and then passed for good (a fixed regression), has no
 //     such pattern and is not reported.
 //
-// Ignored: cancelled runs and jobs; failed jobs whose log shows no failing
+// Ignored: cancelled attempts and jobs (a run whose latest attempt was
+// cancelled still contributes its earlier, completed attempts); failed
+// jobs whose log shows no failing
 // test (a lint, build or setup step failed: a failure outside the test
 // step); failed jobs where most tests failed (the infrastructure rule, see
 // infrastructure); runs not completed; days whose listing is truncated

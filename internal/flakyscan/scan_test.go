@@ -1,7 +1,9 @@
 package flakyscan
 
 import (
+	"errors"
 	"fmt"
+	"net/http"
 	"slices"
 	"strings"
 	"testing"
@@ -85,8 +87,8 @@ func TestScan_findsTheFlakyClustersRankedByWaste(t *testing.T) {
 	}
 	equal(t, "API calls", res.APICalls, api)
 	equal(t, "listing calls (one per day)", s.CountMatching("GET", "/repos/org/app/actions/runs"), sc.Days)
-	t.Logf("API calls: %d for %d days (%.1f per day): %d listings, %d attempt job listings, %d log requests",
-		res.APICalls, sc.Days, float64(res.APICalls)/float64(sc.Days), s.CountMatching("GET", "/repos/org/app/actions/runs"),
+	t.Logf("API calls: %d for %d days, %d runs, %d attempts (%.1f per day): %d listings, %d attempt job listings, %d log requests",
+		res.APICalls, sc.Days, sc.Runs, sc.Attempts, float64(res.APICalls)/float64(sc.Days), s.CountMatching("GET", "/repos/org/app/actions/runs"),
 		s.CountMatching("GET", "/repos/org/app/actions/runs/*/attempts/*/jobs"), s.CountMatching("GET", "/repos/org/app/actions/jobs/*/logs"))
 }
 
@@ -207,4 +209,46 @@ func TestScan_badOptionsAndCancel(t *testing.T) {
 		t.Error("cancelled scan succeeded")
 	}
 	equal(t, "requests after cancel", len(s.Requests()), before)
+}
+
+func TestScan_faults(t *testing.T) {
+	t.Parallel()
+	s := ghtest.NewServer(t, token)
+	sc := ghtest.SeedFlakyHistory(s, "org/app", lastDay)
+	c, err := ghapi.New(t.Context(), ghapi.Options{Token: token, BaseURL: s.URL, WriteInterval: -1,
+		Retry: ghapi.RetryPolicy{BaseBackoff: time.Millisecond}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A transient 502 on a day's listing is retried by ghapi; the first
+	// failed job's log has expired.
+	s.Inject(ghtest.Fault{Method: "GET", Path: "/repos/org/app/actions/runs", Nth: 3, Status: http.StatusBadGateway})
+	s.Inject(ghtest.Fault{Method: "GET", Path: "/repos/org/app/actions/jobs/*", Status: http.StatusGone})
+	res, err := Scan(t.Context(), c, options(sc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got [][]string
+	for _, cand := range res.Candidates {
+		got = append(got, testIDs(cand))
+	}
+	if !slices.EqualFunc(got, sc.Flaky, slices.Equal) {
+		t.Errorf("clusters = %v, want %v", got, sc.Flaky)
+	}
+	equal(t, "logs gone", res.Ignored.LogsGone, 1)
+	equal(t, "faults fired", s.Fired(), 2)
+	api := 0
+	for _, r := range s.Requests() {
+		if r.Host == "api" {
+			api++
+		}
+	}
+	equal(t, "API calls (the retry is the transport's)", res.APICalls, api-1)
+
+	// A token without actions: read stops the scan with a clear error.
+	s.Inject(ghtest.Fault{Method: "GET", Path: "/repos/org/app/actions/runs/*", Status: http.StatusForbidden, Times: -1})
+	_, err = Scan(t.Context(), c, options(sc))
+	if !errors.Is(err, ghapi.ErrForbidden) || !strings.Contains(err.Error(), "actions: read") {
+		t.Errorf("err = %v", err)
+	}
 }
