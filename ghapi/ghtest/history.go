@@ -83,8 +83,9 @@ type Issue struct {
 }
 
 type history struct {
-	runs   []*histRun
-	issues map[int]*histIssue
+	runs       []*histRun
+	issues     map[int]*histIssue
+	dropLabels bool
 }
 
 // historyOf returns repo fullName's history state; the caller holds s.mu.
@@ -200,6 +201,14 @@ func (s *Server) addIssue(rp *repo, is Issue) int {
 	rp.issues[n] = &issue{number: n, labels: slices.Clone(is.Labels)}
 	s.historyOf(rp).issues[n] = &histIssue{Issue: is, created: fixedTime.Add(time.Duration(n) * time.Minute)}
 	return n
+}
+
+// DropIssueLabels makes issue creation in fullName ignore the labels asked
+// for, as GitHub silently does for a token without push access.
+func (s *Server) DropIssueLabels(fullName string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.historyOf(s.repos[strings.ToLower(fullName)]).dropLabels = true
 }
 
 // CloseIssue closes plain issue number, as a maintainer dismissing it would.
@@ -403,6 +412,9 @@ func (s *Server) routeHistory(mux *http.ServeMux) {
 		if in.Title == "" {
 			writeErr(w, 422, "Validation Failed: title is missing")
 			return
+		}
+		if s.historyOf(rp).dropLabels {
+			in.Labels = nil
 		}
 		n := s.addIssue(rp, Issue{Title: in.Title, Body: in.Body, Labels: in.Labels})
 		hi := s.historyOf(rp).issues[n]

@@ -23,6 +23,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 
@@ -175,6 +176,11 @@ func Publish(ctx context.Context, c Client, res *flakyscan.Result, opt Options) 
 				return out, fmt.Errorf("flakyissue: %w", err)
 			}
 			out.Created = append(out.Created, created.Number)
+			if !slices.ContainsFunc(created.Labels, func(l string) bool { return strings.EqualFold(l, label) }) {
+				// The issue cannot be found again through the label: every
+				// later run would open a duplicate. Stop here.
+				return out, fmt.Errorf("flakyissue: GitHub dropped the label %q from new issue #%d (the token needs permission to label issues); no more issues opened", label, created.Number)
+			}
 			// A later candidate sharing a test lands on this issue.
 			created.Body = Body(cand, res, proof)
 			created.AuthorType = "Bot"

@@ -251,3 +251,19 @@ func TestPublish_aPersonsIssueWithTheMarkerIsNotOurs(t *testing.T) {
 	equal(t, "created", len(out.Created), 3)
 	equal(t, "comments on the person's issue", len(sc.s.Comments("org/app", forged)), 0)
 }
+
+func TestPublish_droppedLabelStopsBeforeDuplicates(t *testing.T) {
+	t.Parallel()
+	sc := newScene(t)
+	sc.s.DropIssueLabels("org/app")
+	res, err := flakyscan.Scan(t.Context(), sc.c, flakyscan.Options{Owner: "org", Repo: "app", End: lastDay, DefaultBranch: "main"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := Publish(t.Context(), sc.c, res, Options{Owner: "org", Repo: "app"})
+	if err == nil || !strings.Contains(err.Error(), "dropped the label") {
+		t.Fatalf("err = %v", err)
+	}
+	equal(t, "created before stopping", len(out.Created), 1)
+	equal(t, "issues", len(sc.s.Issues("org/app")), 1)
+}

@@ -153,7 +153,8 @@ type Ignored struct {
 // Result is what a scan found.
 type Result struct {
 	// From and To are the first and last days scanned (midnight UTC).
-	From, To time.Time
+	From time.Time `json:"from"`
+	To   time.Time `json:"to"`
 	// TruncatedDays are days GitHub could not list completely; nothing
 	// from them was used.
 	TruncatedDays []time.Time `json:"truncated_days"`
@@ -162,7 +163,9 @@ type Result struct {
 	Ignored    Ignored     `json:"ignored"`
 	// Runs is how many runs were listed on complete days; Attempts how many
 	// attempts' jobs were read; Logs how many job logs were downloaded.
-	Runs, Attempts, Logs int
+	Runs     int `json:"runs"`
+	Attempts int `json:"attempts"`
+	Logs     int `json:"logs"`
 	// APICalls is how many GitHub API requests the scan made (listing
 	// pages, job listings, log requests; transport retries not counted,
 	// nor the downloads from the log storage host).
