@@ -287,15 +287,44 @@ func (s *scan) run() error {
 	// Pass 2: green latest attempts that can be evidence of a pass: the
 	// last attempt of a re-run run, another run of a failing commit, or a
 	// default-branch push — and only for workflows that had a test failure.
+	// A default-branch push only matters between two test failures of its
+	// workflow on that branch, on different commits (the across-commits
+	// signal), so only those are read.
 	failingWorkflows := map[int64]bool{}
-	for ref := range s.fails {
+	type span struct {
+		first, last time.Time
+		shas        map[string]bool
+	}
+	spans := map[int64]*span{}
+	for ref, fs := range s.fails {
 		failingWorkflows[ref.WorkflowID] = true
+		for _, f := range fs {
+			if f.occ.Branch != s.opt.DefaultBranch || prLike(f.occ.Event) {
+				continue
+			}
+			sp := spans[ref.WorkflowID]
+			if sp == nil {
+				sp = &span{first: f.occ.RunCreated, last: f.occ.RunCreated, shas: map[string]bool{}}
+				spans[ref.WorkflowID] = sp
+			}
+			sp.shas[f.occ.HeadSHA] = true
+			if f.occ.RunCreated.Before(sp.first) {
+				sp.first = f.occ.RunCreated
+			}
+			if f.occ.RunCreated.After(sp.last) {
+				sp.last = f.occ.RunCreated
+			}
+		}
+	}
+	between := func(r ghapi.ListedRun) bool {
+		sp := spans[r.WorkflowID]
+		return s.onDefaultBranch(r) && sp != nil && len(sp.shas) >= 2 && r.CreatedAt.After(sp.first) && r.CreatedAt.Before(sp.last)
 	}
 	for _, r := range greens {
 		if !failingWorkflows[r.WorkflowID] {
 			continue
 		}
-		if r.RunAttempt > 1 || (!prLike(r.Event) && badSHAs[r.HeadSHA]) || s.onDefaultBranch(r) {
+		if r.RunAttempt > 1 || (!prLike(r.Event) && badSHAs[r.HeadSHA]) || between(r) {
 			if err := s.attempt(r, r.RunAttempt); err != nil {
 				return err
 			}
