@@ -48,6 +48,7 @@ type DayRuns struct {
 // A day GitHub cannot list completely comes back with Truncated set and no
 // runs, never as a silently partial list.
 func (c *Client) RunsOnDay(ctx context.Context, owner, repo string, day time.Time) (*DayRuns, error) {
+	day = day.UTC()
 	day = time.Date(day.Year(), day.Month(), day.Day(), 0, 0, 0, 0, time.UTC)
 	date := day.Format(time.DateOnly)
 	out := &DayRuns{Day: day}

@@ -12,8 +12,8 @@
 // being asked again. New issues are bounded per run (Options.MaxNewIssues,
 // highest ranked first); a run with no candidates posts nothing. Every text
 // from logs and the history is untrusted and rendered through
-// report.Untrusted (no hidden comment can forge a marker, no mention
-// notifies anyone).
+// route.Sanitize and report.Untrusted (nothing hidden from the reader, no
+// hidden comment can forge a marker, no mention notifies anyone).
 package flakyissue
 
 import (

@@ -8,6 +8,7 @@ import (
 
 	"github.com/org/mini-agent/internal/flakyscan"
 	"github.com/org/mini-agent/internal/report"
+	"github.com/org/mini-agent/internal/route"
 )
 
 // maxRows bounds the rows of each evidence table.
@@ -18,11 +19,17 @@ const maxTitle = 200
 
 var hexSHA = regexp.MustCompile(`^[0-9a-f]{7,64}$`)
 
+// untrusted makes text from logs and the history safe to show: what a
+// reader cannot see (hidden comments, invisible and bidirectional-control
+// characters) removed as for comment commands, no marker forged, no
+// mention that notifies.
+func untrusted(s string) string { return report.Untrusted(route.Sanitize(s)) }
+
 // inline makes untrusted text (test ids, job and branch names from the
 // history) safe inside a table cell or a code span: no hidden comment, no
 // mention, one line, no pipe or backtick to break out.
 func inline(s string) string {
-	s = report.Untrusted(s)
+	s = untrusted(s)
 	s = strings.NewReplacer("\r", " ", "\n", " ", "|", "\\|", "`", "'").Replace(s)
 	return strings.TrimSpace(s)
 }
@@ -33,7 +40,7 @@ func code(s string) string { return "`" + inline(s) + "`" }
 // fenced renders untrusted multi-line text in a code block whose fence no
 // line of the text can close.
 func fenced(s string) string {
-	s = report.Untrusted(s)
+	s = untrusted(s)
 	fence := "```"
 	for strings.Contains(s, fence) {
 		fence += "`"

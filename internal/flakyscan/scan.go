@@ -368,7 +368,9 @@ func (s *scan) attempt(r ghapi.ListedRun, n int) error {
 		}
 		key := jobKey{r.WorkflowID, j.Name}
 		switch {
-		case j.Conclusion == "success":
+		case j.Conclusion == "success" && len(j.FailedSteps()) == 0:
+			// A step that failed under continue-on-error leaves the job
+			// green: such a job is no evidence that its tests passed.
 			s.passes[key] = append(s.passes[key], occ)
 		case j.Conclusion == "cancelled":
 			s.res.Ignored.CancelledJobs++

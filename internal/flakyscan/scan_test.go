@@ -252,3 +252,26 @@ func TestScan_faults(t *testing.T) {
 		t.Errorf("err = %v", err)
 	}
 }
+
+func TestScan_greenJobWithAFailedStepIsNoPass(t *testing.T) {
+	t.Parallel()
+	s := ghtest.NewServer(t, token)
+	s.AddRepo("org/app", "main", nil)
+	at := lastDay.Add(-2 * time.Hour)
+	// The re-run's job is green only because its test step ran under
+	// continue-on-error: the test did not pass there.
+	s.AddHistoryRun("org/app", ghtest.HistoryRun{HeadSHA: strings.Repeat("a", 40), Created: at, Attempts: []ghtest.Attempt{
+		{Jobs: []ghtest.HistoryJob{{Name: "test", Conclusion: "failure", Log: ghtest.ScenarioLog(at, "TestCacheEviction")}}},
+		{Jobs: []ghtest.HistoryJob{{Name: "test", Conclusion: "success", Steps: []ghtest.Step{{Name: "Set up job", Conclusion: "success"},
+			{Name: "Run go test -v ./...", Conclusion: "failure"}}}}},
+	}})
+	c, err := ghapi.New(t.Context(), ghapi.Options{Token: token, BaseURL: s.URL, WriteInterval: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := Scan(t.Context(), c, Options{Owner: "org", Repo: "app", End: lastDay, Days: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	equal(t, "candidates", len(res.Candidates), 0)
+}
