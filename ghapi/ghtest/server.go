@@ -1,7 +1,9 @@
 // Package ghtest is a stateful fake of the GitHub REST API for tests: repos
 // with branches and files (served through the Git Data and contents APIs),
 // pull requests, issue comments, reactions, labels, and workflow runs whose
-// job logs redirect to a second host that rejects credentials. It records
+// job logs redirect to a second host that rejects credentials, a workflow
+// run history listed by day with every attempt and plain issues
+// (history.go; SeedFlakyHistory seeds a ready-made one). It records
 // every request, and fails chosen ones on demand (Inject). It speaks the documented JSON wire format and imports no
 // GitHub client, so it can check one.
 package ghtest
