@@ -113,8 +113,9 @@ type Options struct {
 	// MaxNewIssues bounds the issues opened per run; 0 means
 	// DefaultMaxNewIssues, a negative value opens none (comments only).
 	MaxNewIssues int
-	// Proofs are the local command's measurements, by Marker of a test.
-	Proofs map[string]Proof
+	// Proofs are the local command's measurements, by test; a cluster
+	// shows the first of its tests that has one.
+	Proofs map[flakyscan.TestRef]Proof
 }
 
 // Outcome says what Publish did.
@@ -235,9 +236,9 @@ func find(issues []ghapi.Issue, c flakyscan.Candidate) *ghapi.Issue {
 	return best
 }
 
-func proofOf(c flakyscan.Candidate, proofs map[string]Proof) *Proof {
+func proofOf(c flakyscan.Candidate, proofs map[flakyscan.TestRef]Proof) *Proof {
 	for _, t := range c.Tests {
-		if p, ok := proofs[Marker(t)]; ok {
+		if p, ok := proofs[t]; ok {
 			return &p
 		}
 	}

@@ -34,9 +34,22 @@ func newScene(t *testing.T) *scene {
 	return &scene{s, c, sc}
 }
 
+// issueCalls counts the requests to the issues API.
+func (sc *scene) issueCalls() int {
+	n := 0
+	for _, r := range sc.s.Requests() {
+		if strings.HasPrefix(r.Path, "/repos/org/app/issues") {
+			n++
+		}
+	}
+	return n
+}
+
 // scheduled is one scheduled run: scan the history, then publish.
 func (sc *scene) scheduled(t *testing.T, opt Options) (*flakyscan.Result, *Outcome) {
 	t.Helper()
+	before := sc.issueCalls()
+	defer func() { t.Logf("issues API calls of this run: %d", sc.issueCalls()-before) }()
 	res, err := flakyscan.Scan(t.Context(), sc.c, flakyscan.Options{Owner: "org", Repo: "app", End: lastDay, DefaultBranch: "main"})
 	if err != nil {
 		t.Fatal(err)
@@ -151,7 +164,7 @@ func TestPublish_issueBody(t *testing.T) {
 			pool = c
 		}
 	}
-	proofs := map[string]Proof{Marker(pool.Tests[1]): {Runs: 200, Failures: 7, Rate: 0.035, Low: 0.017, High: 0.07,
+	proofs := map[flakyscan.TestRef]Proof{pool.Tests[1]: {Runs: 200, Failures: 7, Rate: 0.035, Low: 0.017, High: 0.07,
 		Command: "go test -run '^TestWorkerPool$' -count=200 -shuffle=on ./queue", Seed: "1712345678"}}
 	if _, err := Publish(t.Context(), sc.c, res, Options{Owner: "org", Repo: "app", Proofs: proofs}); err != nil {
 		t.Fatal(err)
