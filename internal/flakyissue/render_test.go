@@ -3,6 +3,10 @@ package flakyissue
 import (
 	"strings"
 	"testing"
+	"unicode/utf8"
+
+	"github.com/org/mini-agent/ghapi"
+	"github.com/org/mini-agent/internal/flakyscan"
 )
 
 func TestInlineAndFenced(t *testing.T) {
@@ -37,5 +41,28 @@ func TestLinkRefusesWhatCouldBreakOut(t *testing.T) {
 		if got := link("1", u); got != want {
 			t.Errorf("link(%q) = %q, want %q", u, got, want)
 		}
+	}
+}
+
+func TestClampKeepsTheHiddenLines(t *testing.T) {
+	t.Parallel()
+	ref := flakyscan.TestRef{WorkflowID: 1, Job: "test", Package: "p", Test: "TestX"}
+	tail := "\n" + Marker(ref) + "\n" + seenLine(map[string]bool{"1.1.2": true}) + "\n"
+	body := "## head\n" + strings.Repeat("é row\n", 20000) + tail
+	got := clamp(body)
+	if len(got) > ghapi.MaxCommentBytes || !strings.HasSuffix(got, tail) || !utf8.ValidString(got) {
+		t.Fatalf("clamped to %d bytes, tail kept %v, valid %v", len(got), strings.HasSuffix(got, tail), utf8.ValidString(got))
+	}
+	is := ghapi.Issue{Body: got}
+	if !is.Carries(Marker(ref)) {
+		t.Error("the marker is lost")
+	}
+	seen := map[string]bool{}
+	parseSeen(got, seen)
+	if !seen["1.1.2"] {
+		t.Errorf("seen = %v", seen)
+	}
+	if short := "small body"; clamp(short) != short {
+		t.Error("a short body changed")
 	}
 }
