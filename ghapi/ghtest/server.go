@@ -1,7 +1,9 @@
 // Package ghtest is a stateful fake of the GitHub REST API for tests: repos
 // with branches and files (served through the Git Data and contents APIs),
 // pull requests, issue comments, reactions, labels, and workflow runs whose
-// job logs redirect to a second host that rejects credentials. It records
+// job logs redirect to a second host that rejects credentials, a workflow
+// run history listed by day with every attempt and plain issues
+// (history.go; SeedFlakyHistory seeds a ready-made one). It records
 // every request, and fails chosen ones on demand (Inject). It speaks the documented JSON wire format and imports no
 // GitHub client, so it can check one.
 package ghtest
@@ -50,6 +52,7 @@ type Server struct {
 	requests []Request
 	nextID   int64
 	faults   []*fault
+	history  map[string]*history // history.go: listed runs and plain issues
 }
 
 // NewServer starts the fake; requests must carry "Bearer TOKEN" (or
@@ -61,6 +64,7 @@ func NewServer(tb testing.TB, token string) *Server {
 	s.routeGit(mux)
 	s.routePulls(mux)
 	s.routeActions(mux)
+	s.routeHistory(mux)
 	s.api = httptest.NewServer(s.record("api", s.auth(mux)))
 	s.logs = httptest.NewServer(s.record("logs", http.HandlerFunc(s.serveLog)))
 	tb.Cleanup(s.api.Close)
