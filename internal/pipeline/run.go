@@ -18,8 +18,8 @@ import (
 	"github.com/org/mini-agent/internal/failure"
 	"github.com/org/mini-agent/internal/gitexec"
 	"github.com/org/mini-agent/internal/gitguard"
-	"github.com/org/mini-agent/internal/glob"
 	"github.com/org/mini-agent/internal/proc"
+	"github.com/org/mini-agent/internal/protect"
 	"github.com/org/mini-agent/internal/report"
 	"github.com/org/mini-agent/internal/safefile"
 	"github.com/org/mini-agent/internal/snapshot"
@@ -59,9 +59,9 @@ func Run(ctx context.Context, o Options) (*Outcome, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrUsage, err)
 	}
-	protected := o.Protected
-	if protected == nil {
-		protected = tools.DefaultProtected
+	protected, err := protect.New(o.Protected)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrUsage, err)
 	}
 	ws, err := tools.OpenWorkspace(o.Workdir, tools.WorkspaceOptions{Protected: protected})
 	if err != nil {
@@ -413,16 +413,15 @@ func base64Forms(secret string) []string {
 const minBase64Redact = 8
 
 // protectedChanges lists the changed paths (rename sources included) that
-// match a protected glob or git's own data, ignoring case.
-func protectedChanges(files []bundle.File, protected []string) []string {
-	globs := append(append([]string(nil), agent.AlwaysProtected...), protected...)
+// the protected set matches (git's own data included, case ignored).
+func protectedChanges(files []bundle.File, protected *protect.Set) []string {
 	var out []string
 	for _, f := range files {
 		for _, p := range []string{f.Path, f.OldPath} {
 			if p == "" {
 				continue
 			}
-			if _, hit := glob.AnyFold(globs, p); hit {
+			if _, hit := protected.Match(p); hit {
 				out = append(out, p)
 			}
 		}
