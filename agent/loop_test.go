@@ -21,7 +21,7 @@ func TestEventOrderOneSearch(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []string{EventTurnStart, EventModelRequest, EventModelResponse, EventToolStart, EventToolEnd,
+	want := []EventType{EventTurnStart, EventModelRequest, EventModelResponse, EventToolStart, EventToolEnd,
 		EventModelRequest, EventModelResponse, EventMessage, EventTurnEnd}
 	if got := rec.Types(); !reflect.DeepEqual(got, want) {
 		t.Fatalf("events = %v\nwant %v", got, want)
@@ -265,7 +265,7 @@ func TestStopReasons(t *testing.T) {
 		cost   CostFunc
 		tool   *funcTool
 		cancel time.Duration
-		want   string
+		want   StopReason
 		detail string
 	}{
 		{name: "final", model: &fakeModel{outs: []Output{final("bye")}}, want: StopFinalMessage, detail: "final message"},

@@ -85,10 +85,10 @@ func Run(ctx context.Context, o Options) (*Outcome, error) {
 	}
 	cont := &containment{guard: guard, snap: snap, readOnly: o.Mode == agent.ModeExplain}
 
-	b := &bundle.Bundle{Version: bundle.Version, Mode: string(o.Mode), Provider: o.Provider, Model: modelName,
+	b := &bundle.Bundle{Version: bundle.Version, Mode: o.Mode, Provider: o.Provider, Model: modelName,
 		Command: o.TestCommand, BaseSHA: headSHA(ctx, ws.Dir()), MiniAgentVersion: o.Version}
 	out := &Outcome{Bundle: b, isolation: runTest.Protections}
-	done := func(status string) (*Outcome, error) {
+	done := func(status bundle.Status) (*Outcome, error) {
 		cont.record(b)
 		if cont.broken() && (status == bundle.StatusFixed || status == bundle.StatusExplained) {
 			// Something test code did to .git (or, read-only, to the
@@ -218,7 +218,7 @@ func Run(ctx context.Context, o Options) (*Outcome, error) {
 		}
 		return done(bundle.StatusNotFixed)
 	case !res.Finished():
-		b.Warnings = append(b.Warnings, "the tests pass, but the model stopped before explaining its change ("+res.StopReason+")")
+		b.Warnings = append(b.Warnings, "the tests pass, but the model stopped before explaining its change ("+string(res.StopReason)+")")
 		return done(bundle.StatusNotFixed)
 	}
 	return done(bundle.StatusFixed)
@@ -252,7 +252,7 @@ func (o *Options) model() (agent.Model, string, error) {
 }
 
 // finish sets the status and exit code, redacts, and writes the files.
-func (o *Options) finish(out *Outcome, status string, redact func(string) string) (*Outcome, error) {
+func (o *Options) finish(out *Outcome, status bundle.Status, redact func(string) string) (*Outcome, error) {
 	b := out.Bundle
 	b.Status = status
 	if out.isolation != nil {
@@ -282,7 +282,7 @@ func (o *Options) finish(out *Outcome, status string, redact func(string) string
 	return out, errors.Join(errs...)
 }
 
-func exitCode(status string) int {
+func exitCode(status bundle.Status) int {
 	switch status {
 	case bundle.StatusFixed, bundle.StatusExplained, bundle.StatusNothingToFix:
 		return ExitOK

@@ -4,10 +4,10 @@ import (
 	"errors"
 	"fmt"
 	"path"
+	"slices"
 	"strings"
 
 	"github.com/bluekeyes/go-gitdiff/gitdiff"
-	"github.com/org/mini-agent/agent"
 	"github.com/org/mini-agent/ghapi"
 	"github.com/org/mini-agent/internal/bundle"
 	"github.com/org/mini-agent/internal/config"
@@ -37,8 +37,14 @@ func Check(b *bundle.Bundle, cfg *config.Config) (Size, error) {
 	if err := b.CheckDiff(); err != nil {
 		return Size{}, fmt.Errorf("%w: %v", ErrRefused, err)
 	}
-	if b.Mode == string(agent.ModeExplain) && len(b.Files) > 0 {
+	if b.ReadOnly() && len(b.Files) > 0 {
 		return Size{}, fmt.Errorf("%w: a read-only (explain) bundle carries changed files", ErrRefused)
+	}
+	if !slices.Contains(bundle.Statuses, b.Status) {
+		return Size{}, fmt.Errorf("%w: unknown run status %q", ErrRefused, b.Status)
+	}
+	if b.Status == bundle.StatusExplained && !b.ReadOnly() {
+		return Size{}, fmt.Errorf("%w: a %q bundle says explained; only a read-only (explain) run explains", ErrRefused, b.Mode)
 	}
 	protected, err := cfg.ProtectedSet()
 	if err != nil {

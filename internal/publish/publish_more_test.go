@@ -350,7 +350,7 @@ func TestCheckRefusesBadProtectedGlob(t *testing.T) {
 	t.Parallel()
 	c := config.Default()
 	c.Protected = []string{"["}
-	_, err := publish.Check(&bundle.Bundle{Version: bundle.Version}, c)
+	_, err := publish.Check(&bundle.Bundle{Version: bundle.Version, Mode: "fix", Status: bundle.StatusNotFixed}, c)
 	if !errors.Is(err, publish.ErrRefused) || !strings.Contains(err.Error(), `"["`) {
 		t.Fatalf("Check = %v, want ErrRefused naming the glob", err)
 	}

@@ -133,7 +133,7 @@ func TestMaxAttempts(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
 	c := cfg(t, "max-attempts: 1\n")
-	for i, want := range []string{publish.StatusFixed, publish.StatusSkipped} {
+	for i, want := range []publish.Status{publish.StatusFixed, publish.StatusSkipped} {
 		res, err := publish.Publish(t.Context(), f.gh, publish.Request{Bundle: makeBundle(t, f.head, theFix), Job: f.job(route.WritePropose), Config: c})
 		if err != nil {
 			t.Fatal(err)
