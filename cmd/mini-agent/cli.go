@@ -182,6 +182,9 @@ func (j *jobFlags) finish(set map[string]bool) error {
 	o.Limits = agent.Limits{MaxSteps: j.maxSteps, MaxTokens: j.maxTokens, MaxCostUSD: j.maxCost, Timeout: j.timeout}
 	if j.protected != "" {
 		o.Protected = splitList(j.protected)
+		if _, err := protect.New(o.Protected); err != nil {
+			return fmt.Errorf("--protected: %v", err)
+		}
 	}
 	o.SecretNames = splitList(j.secretEnvs)
 	o.TestEnv = splitList(j.testEnv)
