@@ -100,8 +100,9 @@ func (s *Set) get() *Set {
 
 // Match reports whether the slash-separated, workspace-relative path p is
 // protected, and by which glob (GitGlob or NestedGitGlob for git's data).
-// p is cleaned first (see Clean), so "./.github/../.github/x" is .github/x. Case is
-// ignored; a glob matching p with its own case is reported first.
+// p is cleaned first (see Clean), so "./.github/../.github/x" is
+// .github/x. Case is ignored; a glob matching p with its own case is
+// reported first.
 func (s *Set) Match(p string) (string, bool) {
 	p = Clean(p)
 	if first, ok := gitSegment(p); ok {
