@@ -70,8 +70,8 @@ func (r *Recorder) Events() []Event {
 }
 
 // Types lists the recorded event types in order.
-func (r *Recorder) Types() []string {
-	var out []string
+func (r *Recorder) Types() []EventType {
+	var out []EventType
 	for _, e := range r.Events() {
 		out = append(out, e.Type)
 	}

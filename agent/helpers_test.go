@@ -8,7 +8,18 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+
+	"github.com/org/mini-agent/internal/protect"
 )
+
+// protectSet is the set protecting git's data and exactly globs.
+func protectSet(globs ...string) *protect.Set {
+	s, err := protect.New(append([]string{}, globs...))
+	if err != nil {
+		panic(err)
+	}
+	return s
+}
 
 // fakeModel replays outputs and records requests. It is an in-process
 // stand-in for the script provider (which lives in agent/provider).

@@ -7,19 +7,27 @@ import (
 	"time"
 )
 
+// StopReason says why a run ended ("max_steps"); the JSON is the plain
+// string.
+type StopReason string
+
 // Stop reasons recorded on turn.end and in RunResult.
 const (
-	StopFinalMessage = "final_message"
-	StopMaxSteps     = "max_steps"
-	StopTokenBudget  = "token_budget"
-	StopCostBudget   = "cost_budget"
-	StopDeadline     = "deadline"
-	StopCancelled    = "cancelled"
-	StopLoopDetected = "loop_detected"
-	StopModelError   = "model_error"
+	StopFinalMessage StopReason = "final_message"
+	StopMaxSteps     StopReason = "max_steps"
+	StopTokenBudget  StopReason = "token_budget"
+	StopCostBudget   StopReason = "cost_budget"
+	StopDeadline     StopReason = "deadline"
+	StopCancelled    StopReason = "cancelled"
+	StopLoopDetected StopReason = "loop_detected"
+	StopModelError   StopReason = "model_error"
 	// StopError is an infrastructure failure (disk, a tool's Go error).
-	StopError = "error"
+	StopError StopReason = "error"
 )
+
+// StopReasons lists every stop reason, in the order above.
+var StopReasons = []StopReason{StopFinalMessage, StopMaxSteps, StopTokenBudget, StopCostBudget,
+	StopDeadline, StopCancelled, StopLoopDetected, StopModelError, StopError}
 
 // Limits are the hard stop conditions of a run. Zero values take defaults
 // (see withDefaults); a negative value disables that limit.
@@ -67,21 +75,21 @@ type CostFunc func(model string, u Usage) (usd float64, known bool)
 
 // RunResult is what Run reports: why it stopped, what was done, what remains.
 type RunResult struct {
-	StopReason   string    `json:"stop_reason"`
-	FinalMessage string    `json:"final_message,omitempty"`
-	Steps        int       `json:"steps"`
-	ToolCalls    int       `json:"tool_calls"`
-	ToolErrors   int       `json:"tool_errors"`
-	Denials      int       `json:"policy_denials"`
-	Refusals     int       `json:"patch_refusals"`
-	Usage        Usage     `json:"usage"`
-	CostUSD      float64   `json:"cost_usd"`
-	CostKnown    bool      `json:"cost_known"`
-	Model        string    `json:"model,omitempty"`
-	Duration     float64   `json:"duration_s"`
-	Detail       string    `json:"detail"`
-	Err          string    `json:"error,omitempty"`
-	History      []Message `json:"-"`
+	StopReason   StopReason `json:"stop_reason"`
+	FinalMessage string     `json:"final_message,omitempty"`
+	Steps        int        `json:"steps"`
+	ToolCalls    int        `json:"tool_calls"`
+	ToolErrors   int        `json:"tool_errors"`
+	Denials      int        `json:"policy_denials"`
+	Refusals     int        `json:"patch_refusals"`
+	Usage        Usage      `json:"usage"`
+	CostUSD      float64    `json:"cost_usd"`
+	CostKnown    bool       `json:"cost_known"`
+	Model        string     `json:"model,omitempty"`
+	Duration     float64    `json:"duration_s"`
+	Detail       string     `json:"detail"`
+	Err          string     `json:"error,omitempty"`
+	History      []Message  `json:"-"`
 	perTool      map[string]int
 }
 

@@ -42,7 +42,7 @@ type exclusive interface{ Exclusive() bool }
 type run struct {
 	a       *Agent
 	lim     Limits
-	emit    func(string, map[string]any)
+	emit    func(EventType, map[string]any)
 	res     *RunResult
 	history []Message
 	seen    map[[32]byte]int
@@ -68,7 +68,7 @@ func (a *Agent) Run(ctx context.Context, goal string) (*RunResult, error) {
 	start := now()
 	r := &run{a: a, lim: lim, res: &RunResult{Model: a.ModelName, perTool: map[string]int{}}, seen: map[[32]byte]int{},
 		system: a.redact(a.System)}
-	r.emit = func(typ string, data map[string]any) {
+	r.emit = func(typ EventType, data map[string]any) {
 		if a.Events != nil {
 			a.Events.Emit(Event{Type: typ, Time: now(), Data: a.redactData(data)})
 		}
@@ -153,7 +153,7 @@ func (a *Agent) redactJSON(raw json.RawMessage) json.RawMessage {
 }
 
 // stopFor classifies a context error: the run's own deadline, or the caller's.
-func stopFor(runCtx, parent context.Context) string {
+func stopFor(runCtx, parent context.Context) StopReason {
 	if parent.Err() == nil && errors.Is(context.Cause(runCtx), errDeadline) {
 		return StopDeadline
 	}

@@ -21,7 +21,7 @@ func TestEventOrderOneSearch(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []string{EventTurnStart, EventModelRequest, EventModelResponse, EventToolStart, EventToolEnd,
+	want := []EventType{EventTurnStart, EventModelRequest, EventModelResponse, EventToolStart, EventToolEnd,
 		EventModelRequest, EventModelResponse, EventMessage, EventTurnEnd}
 	if got := rec.Types(); !reflect.DeepEqual(got, want) {
 		t.Fatalf("events = %v\nwant %v", got, want)
@@ -114,12 +114,19 @@ func TestDeniedWriteChangesNothing(t *testing.T) {
 		reason string
 	}{
 		{"read-only", ReadOnly{}, "main.go", "read-only"},
-		{"protected glob", WorkspaceWrite{Protected: []string{".github/**"}}, ".github/workflows/ci.yml", ".github/**"},
+		{"protected glob", WorkspaceWrite{Protected: protectSet(".github/**")}, ".github/workflows/ci.yml", ".github/**"},
 		{"git dir", WorkspaceWrite{}, ".git/config", ".git/**"},
 		{"git dir unclean", WorkspaceWrite{}, "./x/../.git/hooks/pre-commit", ".git/**"},
+		{"nested git dir", WorkspaceWrite{Protected: protectSet()}, "vendor/x/.git/config", "**/.git/**"},
 		// A case-insensitive file system writes the workflows folder here.
-		{"protected glob, other case", WorkspaceWrite{Protected: []string{".github/**"}}, ".GITHUB/workflows/ci.yml", ".github/**"},
+		{"protected glob, other case", WorkspaceWrite{Protected: protectSet(".github/**")}, ".GITHUB/workflows/ci.yml", ".github/**"},
 		{"git dir, other case", WorkspaceWrite{}, ".Git/config", ".git/**"},
+		// The default set (a nil Protected) ignores case too.
+		{"default set, upper case", WorkspaceWrite{}, ".GITHUB/workflows/x.yml", ".github/**"},
+		{"default set, mixed case", WorkspaceWrite{}, ".Github/Workflows/ci.yml", ".github/**"},
+		{"default set, env file", WorkspaceWrite{}, "app/.ENV", "**/.env"},
+		{"git dir, upper case", WorkspaceWrite{Protected: protectSet("docs/**")}, ".GIT/hooks/x", ".git/**"},
+		{"user glob, other case", WorkspaceWrite{Protected: protectSet("migrations/**")}, "Migrations/001.sql", "migrations/**"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -162,7 +169,7 @@ func TestAllowedWriteHappens(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	m := &fakeModel{outs: []Output{calls(call("write", `{"path":"a/b.txt","content":"hi"}`)), final("ok")}}
-	a, _ := newAgent(m, WorkspaceWrite{Protected: []string{".github/**"}}, &writeTool{dir: dir})
+	a, _ := newAgent(m, WorkspaceWrite{Protected: protectSet(".github/**")}, &writeTool{dir: dir})
 	if _, err := a.Run(context.Background(), "g"); err != nil {
 		t.Fatal(err)
 	}
@@ -258,7 +265,7 @@ func TestStopReasons(t *testing.T) {
 		cost   CostFunc
 		tool   *funcTool
 		cancel time.Duration
-		want   string
+		want   StopReason
 		detail string
 	}{
 		{name: "final", model: &fakeModel{outs: []Output{final("bye")}}, want: StopFinalMessage, detail: "final message"},

@@ -3,10 +3,8 @@ package agent
 import (
 	"context"
 	"fmt"
-	"path"
-	"strings"
 
-	"github.com/org/mini-agent/internal/glob"
+	"github.com/org/mini-agent/internal/protect"
 )
 
 // Decision is a policy verdict on one tool call. Reason is shown to the model
@@ -32,15 +30,18 @@ func (ReadOnly) Authorize(_ context.Context, call ToolCall, tool Tool) Decision 
 	return Decision{Allow: true}
 }
 
-// AlwaysProtected are written by no policy: git's own data.
-var AlwaysProtected = []string{".git/**", "**/.git/**"}
-
 // WorkspaceWrite allows writes except to protected paths. Paths come from
 // the tool (PathToucher); a tool that mutates but cannot name its paths is
 // denied, since the policy cannot see what it would touch.
+//
+// The set is internal/protect's, the one owner of what is protected (git's
+// data always, case ignored, validated globs): the policy asks it rather
+// than a matcher of its own, so it cannot disagree with the sandbox and
+// publishing. agent is a public package but one module with internal/, and
+// protect is a leaf that imports nothing above it.
 type WorkspaceWrite struct {
-	// Protected globs (e.g. ".github/**", "**/.env"); AlwaysProtected is added.
-	Protected []string
+	// Protected is the set of paths refused; nil is protect.Default().
+	Protected *protect.Set
 }
 
 // Authorize implements Policy.
@@ -57,12 +58,10 @@ func (p WorkspaceWrite) Authorize(_ context.Context, call ToolCall, tool Tool) D
 		// The tool reports malformed arguments itself, with more detail.
 		return Decision{Allow: true}
 	}
-	protected := append(append([]string(nil), AlwaysProtected...), p.Protected...)
 	for _, raw := range paths {
-		clean := path.Clean(strings.TrimPrefix(strings.ReplaceAll(raw, "\\", "/"), "./"))
 		// Ignoring case: ".GITHUB/workflows/x.yml" is the workflows folder
 		// on a case-insensitive file system.
-		if g, hit := glob.AnyFold(protected, clean); hit {
+		if g, hit := p.Protected.Match(raw); hit {
 			return Decision{Reason: fmt.Sprintf("%s is a protected path (%s); it may not be changed", raw, g)}
 		}
 	}

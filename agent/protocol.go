@@ -150,20 +150,24 @@ type PathToucher interface {
 
 // Event is one entry of the event stream (the trace).
 type Event struct {
-	Type string         `json:"type"`
+	Type EventType      `json:"type"`
 	Time time.Time      `json:"time"`
 	Data map[string]any `json:"data,omitempty"`
 }
 
+// EventType names an event in the trace ("tool.end"); the JSON is the
+// plain string.
+type EventType string
+
 // Event types, in the order a run emits them.
 const (
-	EventTurnStart     = "turn.start"
-	EventModelRequest  = "model.request"
-	EventModelResponse = "model.response"
-	EventToolStart     = "tool.start"
-	EventToolEnd       = "tool.end"
-	EventMessage       = "message"
-	EventTurnEnd       = "turn.end"
+	EventTurnStart     EventType = "turn.start"
+	EventModelRequest  EventType = "model.request"
+	EventModelResponse EventType = "model.response"
+	EventToolStart     EventType = "tool.start"
+	EventToolEnd       EventType = "tool.end"
+	EventMessage       EventType = "message"
+	EventTurnEnd       EventType = "turn.end"
 )
 
 // EventSink receives events. Emit must be safe for concurrent use and must

@@ -127,7 +127,7 @@ func (s EventSpec) String() string {
 			parts = append(parts, k+m.op+strconv.FormatFloat(m.v[k], 'f', -1, 64))
 		}
 	}
-	return s.Type + "{" + strings.Join(parts, " ") + "}"
+	return string(s.Type) + "{" + strings.Join(parts, " ") + "}"
 }
 
 func bounds(lo, hi int) string {

@@ -10,6 +10,9 @@ import (
 	"slices"
 	"sort"
 	"strings"
+
+	"github.com/org/mini-agent/agent"
+	"github.com/org/mini-agent/internal/bundle"
 )
 
 // maxReportBytes bounds a report file read by Merge.
@@ -17,17 +20,17 @@ const maxReportBytes = 16 << 20
 
 // TaskResult is one task's line of the report.
 type TaskResult struct {
-	Name          string  `json:"name"`
-	Resolved      bool    `json:"resolved"`
-	Steps         int     `json:"steps"`
-	StopReason    string  `json:"stop_reason"`
-	Status        string  `json:"status"`
-	Tokens        int64   `json:"tokens"`
-	WallS         float64 `json:"wall_s"`
-	ToolErrors    int     `json:"tool_errors"`
-	PolicyDenials int     `json:"policy_denials"`
-	PatchRefusals int     `json:"patch_refusals"`
-	CostUSD       float64 `json:"cost_usd"`
+	Name          string           `json:"name"`
+	Resolved      bool             `json:"resolved"`
+	Steps         int              `json:"steps"`
+	StopReason    agent.StopReason `json:"stop_reason"`
+	Status        bundle.Status    `json:"status"`
+	Tokens        int64            `json:"tokens"`
+	WallS         float64          `json:"wall_s"`
+	ToolErrors    int              `json:"tool_errors"`
+	PolicyDenials int              `json:"policy_denials"`
+	PatchRefusals int              `json:"patch_refusals"`
+	CostUSD       float64          `json:"cost_usd"`
 	// CostKnown is false when the model has no price (the script, replays).
 	CostKnown bool `json:"cost_known"`
 	Skipped   bool `json:"skipped"`

@@ -352,7 +352,7 @@ func (r *runner) execute(ctx context.Context, tr *taskRun) {
 	}
 	prov, model := r.o.modelName()
 	opts := pipeline.Options{
-		Mode: agent.Mode(t.Mode), Workdir: tr.ws, TestCommand: t.TestCommand, FailureLog: failureLog,
+		Mode: t.Mode, Workdir: tr.ws, TestCommand: t.TestCommand, FailureLog: failureLog,
 		Instructions: t.Instructions, Provider: prov, Model: model,
 		Limits: agent.Limits{MaxSteps: t.Limits.MaxSteps, MaxTokens: t.Limits.MaxTokens, Timeout: agentTimeout,
 			MaxCostUSD: r.o.MaxCostUSD},

@@ -62,7 +62,7 @@ type Task struct {
 	// Description says what the task exercises.
 	Description string `json:"description"`
 	// Mode is "fix" or "explain".
-	Mode string `json:"mode"`
+	Mode agent.Mode `json:"mode"`
 	// TestCommand is the maintainer's test command. $EVAL_SCRATCH names a
 	// per-task directory outside the workspace.
 	TestCommand string `json:"test_command"`
@@ -113,11 +113,11 @@ type Limits struct {
 // is seen: after WhenFile exists in the scratch directory (if set, waited
 // for at most Wait) and then Delay.
 type Cancel struct {
-	AfterEvent string   `json:"after_event"`
-	Tool       string   `json:"tool,omitempty"`
-	WhenFile   string   `json:"when_file,omitempty"`
-	Wait       Duration `json:"wait,omitempty"`
-	Delay      Duration `json:"delay,omitempty"`
+	AfterEvent agent.EventType `json:"after_event"`
+	Tool       string          `json:"tool,omitempty"`
+	WhenFile   string          `json:"when_file,omitempty"`
+	Wait       Duration        `json:"wait,omitempty"`
+	Delay      Duration        `json:"delay,omitempty"`
 }
 
 // Hidden are the checks applied after the agent stops, SWE-bench style:
@@ -135,8 +135,8 @@ type Hidden struct {
 // Expect is what must hold when the agent has stopped.
 type Expect struct {
 	// Status is the bundle status (fixed, explained, cancelled...).
-	Status     string `json:"status"`
-	StopReason string `json:"stop_reason"`
+	Status     bundle.Status    `json:"status"`
+	StopReason agent.StopReason `json:"stop_reason"`
 	// MessageMatches are regexps the final message must match (e.g. file:line).
 	MessageMatches []string `json:"message_matches,omitempty"`
 	// NoChanges: the workspace must equal the commit (ignored files aside).
@@ -164,7 +164,7 @@ type Expect struct {
 // printed), Contains fields must contain the text, AtMost and AtLeast bound
 // numeric fields. Min and Max bound the number of matching events.
 type EventSpec struct {
-	Type     string             `json:"type"`
+	Type     agent.EventType    `json:"type"`
 	Data     map[string]string  `json:"data,omitempty"`
 	Contains map[string]string  `json:"contains,omitempty"`
 	AtMost   map[string]float64 `json:"at_most,omitempty"`
@@ -285,14 +285,12 @@ func (t *Task) hiddenDir() string {
 	return ""
 }
 
-var knownEvents = []string{agent.EventTurnStart, agent.EventModelRequest, agent.EventModelResponse,
+var knownEvents = []agent.EventType{agent.EventTurnStart, agent.EventModelRequest, agent.EventModelResponse,
 	agent.EventToolStart, agent.EventToolEnd, agent.EventMessage, agent.EventTurnEnd}
 
-var knownStatuses = []string{bundle.StatusFixed, bundle.StatusNotFixed, bundle.StatusValidationFailed,
-	bundle.StatusExplained, bundle.StatusNothingToFix, bundle.StatusCancelled}
+var knownStatuses = bundle.Statuses
 
-var knownStops = []string{agent.StopFinalMessage, agent.StopMaxSteps, agent.StopTokenBudget, agent.StopCostBudget,
-	agent.StopDeadline, agent.StopCancelled, agent.StopLoopDetected, agent.StopModelError, agent.StopError}
+var knownStops = agent.StopReasons
 
 func (t *Task) validate() error {
 	if !taskName.MatchString(t.Name) {
@@ -301,11 +299,11 @@ func (t *Task) validate() error {
 	var errs []error
 	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
 	switch t.Mode {
-	case string(agent.ModeFix):
+	case agent.ModeFix:
 		if t.Policy.Kind != PolicyWorkspaceWrite {
 			bad("policy.kind %q: a fix task runs under %q", t.Policy.Kind, PolicyWorkspaceWrite)
 		}
-	case string(agent.ModeExplain):
+	case agent.ModeExplain:
 		if t.Policy.Kind != PolicyReadOnly {
 			bad("policy.kind %q: an explain task runs under %q", t.Policy.Kind, PolicyReadOnly)
 		}

@@ -6,6 +6,9 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+
+	"github.com/org/mini-agent/agent"
+	"github.com/org/mini-agent/internal/bundle"
 )
 
 // TaskCheck is the verdict on one task's own soundness.
@@ -84,7 +87,7 @@ func (r *runner) checkTask(ctx context.Context, t *Task) TaskCheck {
 			tc.Problems = append(tc.Problems, fmt.Sprintf("pass_to_pass `%s` fails on the unfixed project: %v", c, err))
 		}
 	}
-	if t.Mode == "fix" && len(t.Hidden.FailToPass) == 0 && t.Expect.Status == "fixed" {
+	if t.Mode == agent.ModeFix && len(t.Hidden.FailToPass) == 0 && t.Expect.Status == bundle.StatusFixed {
 		tc.Problems = append(tc.Problems, "a fix task expected to be fixed has no fail_to_pass check")
 	}
 	return tc

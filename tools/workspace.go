@@ -18,12 +18,9 @@ import (
 	"strings"
 
 	"github.com/org/mini-agent/agent"
-	"github.com/org/mini-agent/internal/glob"
+	"github.com/org/mini-agent/internal/protect"
 	"github.com/org/mini-agent/internal/safefile"
 )
-
-// DefaultProtected are the globs never written unless the policy says otherwise.
-var DefaultProtected = []string{".github/**", "**/.env", "**/.env.*"}
 
 // RunsPrefix is the pseudo-path under which read_file pages the full saved
 // output of earlier run_test calls: "@runs/3.log" is the third call's output.
@@ -47,15 +44,15 @@ var ErrForbidden = errors.New("path is off limits")
 type Workspace struct {
 	dir       string
 	root      *os.Root
-	protected []string
+	protected *protect.Set
 	runsDir   string
 	ownsRuns  bool // a temporary runs dir, removed by Close
 }
 
 // WorkspaceOptions configure OpenWorkspace.
 type WorkspaceOptions struct {
-	// Protected globs are refused for writes; nil means DefaultProtected.
-	Protected []string
+	// Protected paths are refused for writes; nil means protect.Default().
+	Protected *protect.Set
 	// RunsDir is where run_test saves full outputs. It must be outside the
 	// workspace so saved logs never appear in the diff. Empty means a fresh
 	// temporary directory, removed by Close.
@@ -77,7 +74,7 @@ func OpenWorkspace(dir string, opt WorkspaceOptions) (*Workspace, error) {
 	}
 	w := &Workspace{dir: abs, root: root, protected: opt.Protected, runsDir: opt.RunsDir}
 	if w.protected == nil {
-		w.protected = DefaultProtected
+		w.protected = protect.Default()
 	}
 	if w.runsDir == "" {
 		d, err := os.MkdirTemp("", "mini-agent-runs-")
@@ -121,8 +118,8 @@ func (w *Workspace) FS() fs.FS { return safefile.FS(w.root) }
 // RunsDir is the directory (outside the workspace) holding run_test logs.
 func (w *Workspace) RunsDir() string { return w.runsDir }
 
-// Protected returns the globs refused for writes.
-func (w *Workspace) Protected() []string { return w.protected }
+// Protected returns the set of paths refused for writes.
+func (w *Workspace) Protected() *protect.Set { return w.protected }
 
 // Clean validates a model-supplied path and returns it slash-separated and
 // cleaned. "." names the workspace itself.
@@ -220,16 +217,14 @@ func (w *Workspace) CheckWrite(p string) (string, error) {
 		return "", fmt.Errorf("%q: cannot write the workspace root", p)
 	}
 	for _, c := range []string{clean, real} {
-		if g, ok := matchProtected(w.protected, c); ok {
+		// Ignoring case: on macOS and Windows file systems
+		// ".GITHUB/workflows/x.yml" is .github/workflows/x.yml.
+		if g, ok := w.protected.Match(c); ok {
 			return "", fmt.Errorf("%q is protected by policy (%s): %w", p, g, ErrForbidden)
 		}
 	}
 	return real, nil
 }
-
-// matchProtected matches p against the globs ignoring case: on macOS and
-// Windows file systems ".GITHUB/workflows/x.yml" is .github/workflows/x.yml.
-func matchProtected(globs []string, p string) (string, bool) { return glob.AnyFold(globs, p) }
 
 func splitPath(p string) []string {
 	if p == "." || p == "" {
@@ -239,19 +234,9 @@ func splitPath(p string) []string {
 }
 
 // isGitPath reports whether any segment of the slash-separated path p is a
-// `.git` entry (the top-level repository, a submodule's gitdir file or a
-// nested repository). The comparison ignores case because macOS and Windows
-// file systems do.
-func isGitPath(p string) bool {
-	for p != "" {
-		var seg string
-		seg, p, _ = strings.Cut(p, "/")
-		if strings.EqualFold(seg, ".git") {
-			return true
-		}
-	}
-	return false
-}
+// `.git` entry, ignoring case (protect.InGit): such paths are never read
+// either.
+func isGitPath(p string) bool { return protect.InGit(p) }
 
 // Limits of Suggest: it runs on the error path of a tool call, so its work
 // is bounded however large the workspace.

@@ -207,17 +207,17 @@ func (a *actionRun) published(b *bundle.Bundle, res *publish.Result, perr error)
 	switch res.Status {
 	case publish.StatusFixed, publish.StatusExplained, publish.StatusSkipped:
 		a.gha.Noticef("mini-agent %s: %s", res.Status, res.Reason)
-		return res.Status, pipeline.ExitOK, summary
+		return string(res.Status), pipeline.ExitOK, summary
 	case publish.StatusNotFixed:
 		a.annotateFailure(b, res.Reason)
 		if b.Status == bundle.StatusValidationFailed {
-			return res.Status, pipeline.ExitValidationFailed, summary
+			return string(res.Status), pipeline.ExitValidationFailed, summary
 		}
-		return res.Status, pipeline.ExitNotFixed, summary
+		return string(res.Status), pipeline.ExitNotFixed, summary
 	}
 	a.gha.Errorf("mini-agent failed: %s", res.Reason)
 	a.trackFailure(res.Reason)
-	return publish.StatusFailed, ExitFailed, summary
+	return string(publish.StatusFailed), ExitFailed, summary
 }
 
 // help answers `/mini-agent help` on the tracking comment.
@@ -234,7 +234,7 @@ func (a *actionRun) help(ctx context.Context) (string, int, string) {
 	if _, err := tracker.Post(ctx, text); err != nil {
 		return a.fail(ExitFailed, err)
 	}
-	return publish.StatusSkipped, pipeline.ExitOK, "## mini-agent: help\n\n" + text
+	return string(publish.StatusSkipped), pipeline.ExitOK, "## mini-agent: help\n\n" + text
 }
 
 func helpText(c *config.Config) string {
@@ -468,7 +468,7 @@ func (a *actionRun) route(ctx context.Context, ev route.Event) *ending {
 	case d.Skipped():
 		a.gha.Noticef("mini-agent skipped: %s", d.Reason)
 		a.replySkipped(ctx, d)
-		return end(publish.StatusSkipped, pipeline.ExitOK, "## mini-agent: skipped\n\n"+d.Reason+"\n")
+		return end(string(publish.StatusSkipped), pipeline.ExitOK, "## mini-agent: skipped\n\n"+d.Reason+"\n")
 	}
 	a.job = d.Job
 	return nil
@@ -477,7 +477,7 @@ func (a *actionRun) route(ctx context.Context, ev route.Event) *ending {
 func (a *actionRun) fail(code int, err error) (string, int, string) {
 	a.gha.Errorf("mini-agent: %v", err)
 	a.trackFailure(err.Error())
-	return publish.StatusFailed, code, "## mini-agent: failed\n\n" + err.Error() + "\n"
+	return string(publish.StatusFailed), code, "## mini-agent: failed\n\n" + err.Error() + "\n"
 }
 
 // replySkipped answers a person's comment command that an authorized

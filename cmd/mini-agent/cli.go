@@ -15,6 +15,7 @@ import (
 	"github.com/org/mini-agent/agent"
 	"github.com/org/mini-agent/internal/config"
 	"github.com/org/mini-agent/internal/pipeline"
+	"github.com/org/mini-agent/internal/protect"
 	"github.com/org/mini-agent/internal/report"
 )
 
@@ -165,7 +166,7 @@ func (j *jobFlags) define(fs *flag.FlagSet) {
 	fs.Float64Var(&j.priceIn, "price-in", 0, "the model's price, USD per million input tokens (with --price-out)")
 	fs.Float64Var(&j.priceOut, "price-out", 0, "the model's price, USD per million output tokens (with --price-in)")
 	fs.DurationVar(&o.TestTimeout, "test-timeout", 10*time.Minute, "limit for one test command run")
-	fs.StringVar(&j.protected, "protected", "", "comma-separated globs never written (default .github/**,**/.env,**/.env.*)")
+	fs.StringVar(&j.protected, "protected", "", "comma-separated globs never written (default "+strings.Join(protect.Defaults(), ",")+")")
 	fs.StringVar(&j.secretEnvs, "secret-env", "", "comma-separated extra environment variable names to treat as secrets")
 	fs.StringVar(&j.testEnv, "test-env", "", "comma-separated extra environment variable names the test command keeps (its environment is an allow-list)")
 	fs.StringVar(&j.writable, "test-writable", "", "comma-separated extra absolute directories the test command may write to (Linux kernel sandbox)")
@@ -181,6 +182,9 @@ func (j *jobFlags) finish(set map[string]bool) error {
 	o.Limits = agent.Limits{MaxSteps: j.maxSteps, MaxTokens: j.maxTokens, MaxCostUSD: j.maxCost, Timeout: j.timeout}
 	if j.protected != "" {
 		o.Protected = splitList(j.protected)
+		if _, err := protect.New(o.Protected); err != nil {
+			return fmt.Errorf("--protected: %v", err)
+		}
 	}
 	o.SecretNames = splitList(j.secretEnvs)
 	o.TestEnv = splitList(j.testEnv)

@@ -218,7 +218,7 @@ func TestExitCodes(t *testing.T) {
 		mode   string
 		script string
 		want   int
-		status string
+		status bundle.Status
 	}{
 		{"not fixed", "fix", "testdata/nofix.jsonl", 1, bundle.StatusNotFixed},
 		{"validation failed", "fix", "testdata/wrongfix.jsonl", 3, bundle.StatusValidationFailed},

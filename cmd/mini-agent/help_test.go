@@ -187,6 +187,7 @@ func TestUsageErrorMessages(t *testing.T) {
 		{[]string{"fix", "--max-steps", "many"}, []string{`invalid value "many" for --max-steps`}, nil},
 		{[]string{"fix", "--price-in", "1", "--test-command", "true"}, []string{"--price-in and --price-out go together"}, nil},
 		{[]string{"fix", "--price-in", "-1", "--price-out", "1", "--test-command", "true"}, []string{"between 0 and"}, nil},
+		{[]string{"fix", "--test-command", "true", "--protected", "src/**,["}, []string{`--protected: protected path "[": syntax error in pattern`}, nil},
 		{[]string{"tool"}, []string{"give a tool name"}, nil},
 		{[]string{"tool", "read_file", `{"path":"a.go"}`, "--workdir", dir}, []string{"the flags go before the JSON arguments (--workdir came after them)"}, []string{"one argument"}},
 		{[]string{"tool", "--workdir", dir, "read_file"}, []string{"the tool name comes first"}, []string{"unknown tool"}},

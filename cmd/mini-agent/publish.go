@@ -90,7 +90,7 @@ func (a *actionRun) publishBundle(ctx context.Context, path, cfgPath string) (st
 		return end.status, end.code, end.summary
 	}
 	if a.job.Help {
-		return publish.StatusSkipped, pipeline.ExitOK, "## mini-agent: skipped\n\nhelp is answered by `mini-agent action`, not publish\n"
+		return string(publish.StatusSkipped), pipeline.ExitOK, "## mini-agent: skipped\n\nhelp is answered by `mini-agent action`, not publish\n"
 	}
 	if a.job.RunURL == "" && a.job.Source != route.SourceRun {
 		a.job.RunURL = a.currentRunURL()

@@ -22,27 +22,35 @@ const Version = 1
 // MaxSize bounds a bundle file: anything larger is refused on load.
 const MaxSize = 64 << 20
 
+// Status is how a run ended, as the bundle records it ("validation-failed");
+// the JSON is the plain string. What the action reports after publishing
+// is publish.Status, mapped from this one by publish.StatusOf.
+type Status string
+
 // Statuses of a run.
 const (
-	StatusFixed            = "fixed"
-	StatusNotFixed         = "not-fixed"
-	StatusValidationFailed = "validation-failed"
-	StatusExplained        = "explained"
-	StatusNothingToFix     = "nothing-to-fix"
-	StatusCancelled        = "cancelled"
+	StatusFixed            Status = "fixed"
+	StatusNotFixed         Status = "not-fixed"
+	StatusValidationFailed Status = "validation-failed"
+	StatusExplained        Status = "explained"
+	StatusNothingToFix     Status = "nothing-to-fix"
+	StatusCancelled        Status = "cancelled"
 )
+
+// Statuses lists every status, in the order above.
+var Statuses = []Status{StatusFixed, StatusNotFixed, StatusValidationFailed, StatusExplained, StatusNothingToFix, StatusCancelled}
 
 // Bundle is the result of one run.
 type Bundle struct {
-	Version   int    `json:"version"`
-	Mode      string `json:"mode"`
-	Status    string `json:"status"`
-	Provider  string `json:"provider"`
-	Model     string `json:"model"`
-	BaseSHA   string `json:"base_sha,omitempty"`
-	Branch    string `json:"branch,omitempty"`
-	Command   string `json:"test_command"`
-	Signature string `json:"signature,omitempty"`
+	Version   int        `json:"version"`
+	Mode      agent.Mode `json:"mode"`
+	Status    Status     `json:"status"`
+	Provider  string     `json:"provider"`
+	Model     string     `json:"model"`
+	BaseSHA   string     `json:"base_sha,omitempty"`
+	Branch    string     `json:"branch,omitempty"`
+	Command   string     `json:"test_command"`
+	Signature string     `json:"signature,omitempty"`
 	// FailingTests are the ids the failure context named.
 	FailingTests []string `json:"failing_tests,omitempty"`
 	// Failure is the rendered failure context the model was given.
@@ -121,14 +129,14 @@ type Check struct {
 
 // RunInfo is the loop's own account of how it ended.
 type RunInfo struct {
-	StopReason string  `json:"stop_reason"`
-	Detail     string  `json:"detail"`
-	Steps      int     `json:"steps"`
-	ToolCalls  int     `json:"tool_calls"`
-	ToolErrors int     `json:"tool_errors"`
-	Denials    int     `json:"policy_denials"`
-	Refusals   int     `json:"patch_refusals"`
-	Duration   float64 `json:"duration_s"`
+	StopReason agent.StopReason `json:"stop_reason"`
+	Detail     string           `json:"detail"`
+	Steps      int              `json:"steps"`
+	ToolCalls  int              `json:"tool_calls"`
+	ToolErrors int              `json:"tool_errors"`
+	Denials    int              `json:"policy_denials"`
+	Refusals   int              `json:"patch_refusals"`
+	Duration   float64          `json:"duration_s"`
 }
 
 // Step is one tool call as the PR trace shows it.
@@ -169,6 +177,17 @@ func str(v any) string {
 		return s
 	}
 	return fmt.Sprint(v)
+}
+
+// ReadOnly reports whether the run was made in explain mode, the read-only
+// one: such a bundle may carry no change.
+func (b *Bundle) ReadOnly() bool { return b.Mode == agent.ModeExplain }
+
+// StoppedEarly reports whether the loop ended some other way than with the
+// model's final message (a limit, an error, cancellation). A bundle made
+// before the loop ran records no stop reason and did not stop early.
+func (r RunInfo) StoppedEarly() bool {
+	return r.StopReason != "" && r.StopReason != agent.StopFinalMessage
 }
 
 // Validated reports whether every validation check passed.

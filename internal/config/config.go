@@ -15,6 +15,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/org/mini-agent/internal/protect"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -47,10 +48,6 @@ const (
 	OnFailureDraft   = "draft"
 )
 
-// DefaultProtected are the globs publishing never writes, whatever the file
-// says; the file's protected-paths are added to them.
-var DefaultProtected = []string{".github/**", "**/.env", "**/.env.*"}
-
 // DefaultAssociations may run comment commands unless the file says otherwise.
 var DefaultAssociations = []string{"OWNER", "MEMBER", "COLLABORATOR"}
 
@@ -62,7 +59,8 @@ var AllowableAssociations = []string{"OWNER", "MEMBER", "COLLABORATOR", "CONTRIB
 // Config is the parsed, validated policy.
 type Config struct {
 	Labels Labels `yaml:"labels"`
-	// Protected are globs added to DefaultProtected.
+	// Protected are globs added to the default protected paths
+	// (protect.Defaults); they never replace them.
 	Protected []string `yaml:"protected-paths"`
 	MaxDiff   MaxDiff  `yaml:"max-diff"`
 	// Associations may run comment commands (author_association values).
@@ -152,9 +150,16 @@ func (c *Config) fillDefaults() {
 	c.OnFailure = or(c.OnFailure, OnFailureComment)
 }
 
-// ProtectedPaths is DefaultProtected plus the file's globs.
+// ProtectedPaths is the default protected globs plus the file's.
 func (c *Config) ProtectedPaths() []string {
-	return append(slices.Clone(DefaultProtected), c.Protected...)
+	return append(protect.Defaults(), c.Protected...)
+}
+
+// ProtectedSet is the protected-path set the policy gives: the defaults,
+// the file's globs and git's data. A parsed Config's globs are valid; a
+// Config built by hand with a bad glob gets the error.
+func (c *Config) ProtectedSet() (*protect.Set, error) {
+	return protect.WithDefaults(c.Protected)
 }
 
 // AllowsAssociation reports whether a commenter with association a may run
@@ -248,7 +253,7 @@ func (c *Config) validate() []string {
 		labels[strings.ToLower(l.val)] = l.key
 	}
 	for _, g := range c.Protected {
-		if err := checkGlob(g); err != nil {
+		if err := protect.Check(g); err != nil {
 			add("protected-paths: %q: %v", g, err)
 		}
 	}
@@ -336,22 +341,6 @@ func (d Defaults) validate() []string {
 		}
 	}
 	return p
-}
-
-// checkGlob refuses patterns the matcher would silently never match.
-func checkGlob(g string) error {
-	if g == "" || strings.HasPrefix(g, "/") || strings.Contains(g, "\\") {
-		return errors.New("want a relative, slash-separated glob")
-	}
-	for _, seg := range strings.Split(g, "/") {
-		if seg == "**" {
-			continue
-		}
-		if _, err := path.Match(seg, ""); err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 func or(a, b string) string {

@@ -193,3 +193,31 @@ func TestLoadReadsTheDefaultBranchOnly(t *testing.T) {
 }
 
 func ptr(f float64) *float64 { return &f }
+
+// The policy's protected set is the defaults plus the file's globs, matched
+// ignoring case, with git's data always in; a bad glob in a Config built by
+// hand is an error, never a glob that silently protects nothing.
+func TestProtectedSet(t *testing.T) {
+	t.Parallel()
+	c, err := config.Parse("p.yml", []byte("protected-paths: [\"migrations/**\", \"**/*.pem\"]\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	set, err := c.ProtectedSet()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for p, want := range map[string]string{
+		"Migrations/001.sql": "migrations/**", "certs/KEY.PEM": "**/*.pem",
+		".GITHUB/workflows/x.yml": ".github/**", ".GIT/hooks/x": ".git/**", "main.go": "",
+	} {
+		if g, ok := set.Match(p); g != want || ok != (want != "") {
+			t.Errorf("Match(%q) = %q, %v; want %q", p, g, ok, want)
+		}
+	}
+	bad := config.Default()
+	bad.Protected = []string{"ok/**", "[unclosed"}
+	if _, err := bad.ProtectedSet(); err == nil || !strings.Contains(err.Error(), "[unclosed") {
+		t.Errorf("ProtectedSet with a bad glob = %v", err)
+	}
+}

@@ -4,6 +4,7 @@
 package glob
 
 import (
+	"errors"
 	"path"
 	"strings"
 )
@@ -24,20 +25,21 @@ func Any(patterns []string, name string) (string, bool) {
 	return "", false
 }
 
-// AnyFold is Any ignoring case, the way protected paths are matched: on
-// macOS and Windows file systems ".GITHUB/workflows/x.yml" is
-// .github/workflows/x.yml.
-func AnyFold(patterns []string, name string) (string, bool) {
-	if p, ok := Any(patterns, name); ok {
-		return p, true
+// Check refuses patterns Match would silently never match: empty, absolute
+// or backslashed ones, and malformed segments.
+func Check(pattern string) error {
+	if pattern == "" || strings.HasPrefix(pattern, "/") || strings.Contains(pattern, "\\") {
+		return errors.New("want a relative, slash-separated glob")
 	}
-	low := strings.ToLower(name)
-	for _, p := range patterns {
-		if Match(strings.ToLower(p), low) {
-			return p, true
+	for _, seg := range strings.Split(pattern, "/") {
+		if seg == "**" {
+			continue
+		}
+		if _, err := path.Match(seg, ""); err != nil {
+			return err
 		}
 	}
-	return "", false
+	return nil
 }
 
 func matchSegs(pat, name []string) bool {

@@ -32,21 +32,16 @@ func TestMatch(t *testing.T) {
 	}
 }
 
-func TestAnyFold(t *testing.T) {
-	pats := []string{".github/**", "**/.env"}
-	for name, want := range map[string]string{
-		".github/workflows/ci.yml": ".github/**",
-		".GITHUB/Workflows/ci.yml": ".github/**",
-		"app/.ENV":                 "**/.env",
-		"app/env":                  "",
-		"github/x":                 "",
-	} {
-		got, ok := AnyFold(pats, name)
-		if got != want || ok != (want != "") {
-			t.Errorf("AnyFold(%q) = %q, %v; want %q", name, got, ok, want)
+func TestCheck(t *testing.T) {
+	t.Parallel()
+	for _, g := range []string{".github/**", "**/.env.*", "a/[bc]/*.go", "**"} {
+		if err := Check(g); err != nil {
+			t.Errorf("Check(%q) = %v", g, err)
 		}
 	}
-	if _, ok := Any(pats, ".GITHUB/x"); ok {
-		t.Error("Any must stay case-sensitive")
+	for _, g := range []string{"", "/etc/**", `a\b`, "[", "a/[/b", "x/[z-a"} {
+		if err := Check(g); err == nil {
+			t.Errorf("Check(%q) accepted a pattern Match never matches", g)
+		}
 	}
 }

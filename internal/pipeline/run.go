@@ -18,8 +18,8 @@ import (
 	"github.com/org/mini-agent/internal/failure"
 	"github.com/org/mini-agent/internal/gitexec"
 	"github.com/org/mini-agent/internal/gitguard"
-	"github.com/org/mini-agent/internal/glob"
 	"github.com/org/mini-agent/internal/proc"
+	"github.com/org/mini-agent/internal/protect"
 	"github.com/org/mini-agent/internal/report"
 	"github.com/org/mini-agent/internal/safefile"
 	"github.com/org/mini-agent/internal/snapshot"
@@ -64,9 +64,9 @@ func Run(ctx context.Context, o Options) (*Outcome, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrUsage, err)
 	}
-	protected := o.Protected
-	if protected == nil {
-		protected = tools.DefaultProtected
+	protected, err := protect.New(o.Protected)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrUsage, err)
 	}
 	ws, err := tools.OpenWorkspace(o.Workdir, tools.WorkspaceOptions{Protected: protected})
 	if err != nil {
@@ -90,10 +90,10 @@ func Run(ctx context.Context, o Options) (*Outcome, error) {
 	}
 	cont := &containment{guard: guard, snap: snap, readOnly: o.Mode == agent.ModeExplain}
 
-	b := &bundle.Bundle{Version: bundle.Version, Mode: string(o.Mode), Provider: o.Provider, Model: modelName,
+	b := &bundle.Bundle{Version: bundle.Version, Mode: o.Mode, Provider: o.Provider, Model: modelName,
 		Command: o.TestCommand, BaseSHA: headSHA(ctx, ws.Dir()), MiniAgentVersion: o.Version}
 	out := &Outcome{Bundle: b, isolation: runTest.Protections}
-	done := func(status string) (*Outcome, error) {
+	done := func(status bundle.Status) (*Outcome, error) {
 		cont.record(b)
 		if cont.broken() && (status == bundle.StatusFixed || status == bundle.StatusExplained) {
 			// Something test code did to .git (or, read-only, to the
@@ -223,7 +223,7 @@ func Run(ctx context.Context, o Options) (*Outcome, error) {
 		}
 		return done(bundle.StatusNotFixed)
 	case !res.Finished():
-		b.Warnings = append(b.Warnings, "the tests pass, but the model stopped before explaining its change ("+res.StopReason+")")
+		b.Warnings = append(b.Warnings, "the tests pass, but the model stopped before explaining its change ("+string(res.StopReason)+")")
 		return done(bundle.StatusNotFixed)
 	}
 	return done(bundle.StatusFixed)
@@ -257,7 +257,7 @@ func (o *Options) model() (agent.Model, string, error) {
 }
 
 // finish sets the status and exit code, redacts, and writes the files.
-func (o *Options) finish(out *Outcome, status string, redact func(string) string) (*Outcome, error) {
+func (o *Options) finish(out *Outcome, status bundle.Status, redact func(string) string) (*Outcome, error) {
 	b := out.Bundle
 	b.Status = status
 	if out.isolation != nil {
@@ -287,7 +287,7 @@ func (o *Options) finish(out *Outcome, status string, redact func(string) string
 	return out, errors.Join(errs...)
 }
 
-func exitCode(status string) int {
+func exitCode(status bundle.Status) int {
 	switch status {
 	case bundle.StatusFixed, bundle.StatusExplained, bundle.StatusNothingToFix:
 		return ExitOK
@@ -418,16 +418,15 @@ func base64Forms(secret string) []string {
 const minBase64Redact = 8
 
 // protectedChanges lists the changed paths (rename sources included) that
-// match a protected glob or git's own data, ignoring case.
-func protectedChanges(files []bundle.File, protected []string) []string {
-	globs := append(append([]string(nil), agent.AlwaysProtected...), protected...)
+// the protected set matches (git's own data included, case ignored).
+func protectedChanges(files []bundle.File, protected *protect.Set) []string {
 	var out []string
 	for _, f := range files {
 		for _, p := range []string{f.Path, f.OldPath} {
 			if p == "" {
 				continue
 			}
-			if _, hit := glob.AnyFold(globs, p); hit {
+			if _, hit := protected.Match(p); hit {
 				out = append(out, p)
 			}
 		}

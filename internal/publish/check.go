@@ -4,14 +4,14 @@ import (
 	"errors"
 	"fmt"
 	"path"
+	"slices"
 	"strings"
 
 	"github.com/bluekeyes/go-gitdiff/gitdiff"
-	"github.com/org/mini-agent/agent"
 	"github.com/org/mini-agent/ghapi"
 	"github.com/org/mini-agent/internal/bundle"
 	"github.com/org/mini-agent/internal/config"
-	"github.com/org/mini-agent/internal/glob"
+	"github.com/org/mini-agent/internal/protect"
 )
 
 // ErrRefused marks a bundle the policy does not allow to be written at all
@@ -37,10 +37,19 @@ func Check(b *bundle.Bundle, cfg *config.Config) (Size, error) {
 	if err := b.CheckDiff(); err != nil {
 		return Size{}, fmt.Errorf("%w: %v", ErrRefused, err)
 	}
-	if b.Mode == string(agent.ModeExplain) && len(b.Files) > 0 {
+	if b.ReadOnly() && len(b.Files) > 0 {
 		return Size{}, fmt.Errorf("%w: a read-only (explain) bundle carries changed files", ErrRefused)
 	}
-	protected := append(append([]string(nil), agent.AlwaysProtected...), cfg.ProtectedPaths()...)
+	if !slices.Contains(bundle.Statuses, b.Status) {
+		return Size{}, fmt.Errorf("%w: unknown run status %q", ErrRefused, b.Status)
+	}
+	if b.Status == bundle.StatusExplained && !b.ReadOnly() {
+		return Size{}, fmt.Errorf("%w: a %q bundle says explained; only a read-only (explain) run explains", ErrRefused, b.Mode)
+	}
+	protected, err := cfg.ProtectedSet()
+	if err != nil {
+		return Size{}, fmt.Errorf("%w: %v", ErrRefused, err)
+	}
 	for _, f := range b.Files {
 		for _, p := range []string{f.Path, f.OldPath} {
 			if p == "" {
@@ -83,19 +92,21 @@ func Check(b *bundle.Bundle, cfg *config.Config) (Size, error) {
 }
 
 // checkPath refuses paths that are not clean, relative, slash-separated
-// repository paths, that enter any .git directory, or that match a
-// protected glob (matched case-insensitively too, for case-insensitive
-// checkouts).
-func checkPath(p string, protected []string) error {
+// repository paths, that enter any .git directory, or that the protected
+// set matches (ignoring case, for case-insensitive checkouts).
+func checkPath(p string, protected *protect.Set) error {
 	if p == "" || strings.HasPrefix(p, "/") || strings.ContainsAny(p, "\\\x00") || path.Clean(p) != p {
 		return fmt.Errorf("%q is not a clean relative path", p)
 	}
 	for _, seg := range strings.Split(p, "/") {
-		if seg == "." || seg == ".." || strings.EqualFold(seg, ".git") {
+		if seg == "." || seg == ".." {
 			return fmt.Errorf("%q leaves the repository or enters .git", p)
 		}
 	}
-	if g, hit := glob.AnyFold(protected, p); hit {
+	if protect.InGit(p) {
+		return fmt.Errorf("%q leaves the repository or enters .git", p)
+	}
+	if g, hit := protected.Match(p); hit {
 		return fmt.Errorf("%s is a protected path (%s)", p, g)
 	}
 	return nil

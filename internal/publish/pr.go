@@ -90,10 +90,7 @@ func (p *publisher) propose(ctx context.Context, draft bool, why string) (*Resul
 	}
 	body += "\n" + st.marker() + "\n"
 	title := p.title(draft)
-	res := &Result{Status: StatusFixed, Branch: branch, Commit: commit.SHA, Attempt: st.Attempts}
-	if draft {
-		res.Status = StatusNotFixed
-	}
+	res := &Result{Status: StatusOf(b.Status, !draft), Branch: branch, Commit: commit.SHA, Attempt: st.Attempts}
 	if open != nil {
 		pr, err := p.gh.UpdatePR(ctx, job.Owner, job.Repo, open.Number, ghapi.PRUpdate{Title: &title, Body: &body})
 		if err != nil {
@@ -216,7 +213,7 @@ func (p *publisher) push(ctx context.Context) (*Result, error) {
 	if err != nil {
 		return nil, fmt.Errorf("publish: %w", err)
 	}
-	res := &Result{Status: StatusFixed, Action: ActionPushed, Branch: job.Branch, Commit: commit.SHA, PRNumber: job.PR, PRURL: job.PRURL,
+	res := &Result{Status: StatusOf(b.Status, true), Action: ActionPushed, Branch: job.Branch, Commit: commit.SHA, PRNumber: job.PR, PRURL: job.PRURL,
 		Reason: fmt.Sprintf("committed %s on %s (#%d)", short(commit.SHA), job.Branch, job.PR)}
 	// The commit is on the branch: a comment that cannot be written must not
 	// turn that into a failure (as in propose, it is a warning).

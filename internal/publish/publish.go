@@ -12,7 +12,6 @@ import (
 	"io"
 	"strings"
 
-	"github.com/org/mini-agent/agent"
 	"github.com/org/mini-agent/ghapi"
 	"github.com/org/mini-agent/internal/bundle"
 	"github.com/org/mini-agent/internal/config"
@@ -20,14 +19,39 @@ import (
 	"github.com/org/mini-agent/internal/route"
 )
 
-// Statuses reported by the action (its `status` output).
+// Status is the action's `status` output: what became of a run once
+// published. The JSON and output values are the plain strings.
+type Status string
+
+// Statuses reported by the action.
 const (
-	StatusFixed     = "fixed"
-	StatusNotFixed  = "not-fixed"
-	StatusExplained = "explained"
-	StatusSkipped   = "skipped"
-	StatusFailed    = "failed"
+	StatusFixed     Status = "fixed"
+	StatusNotFixed  Status = "not-fixed"
+	StatusExplained Status = "explained"
+	StatusSkipped   Status = "skipped"
+	StatusFailed    Status = "failed"
 )
+
+// StatusOf is the one mapping from a run's status (the bundle's) to the
+// action's: "fixed" only for a validated change publishing delivered
+// (pushed, proposed in a ready PR, or posted on a fork's PR), "explained"
+// for a diagnosis, "skipped" for a run that found nothing to fix, and
+// "not-fixed" for every other run, whatever stopped it (validation failed,
+// cancelled, a limit, a change publishing did not deliver). "failed" is
+// never a run's status: publishing says it when it refuses or breaks.
+func StatusOf(s bundle.Status, delivered bool) Status {
+	switch s {
+	case bundle.StatusFixed:
+		if delivered {
+			return StatusFixed
+		}
+	case bundle.StatusExplained:
+		return StatusExplained
+	case bundle.StatusNothingToFix:
+		return StatusSkipped
+	}
+	return StatusNotFixed
+}
 
 // What publishing did.
 const (
@@ -75,7 +99,7 @@ type Request struct {
 // Result is what publishing did.
 type Result struct {
 	// Status is the action's status output.
-	Status string
+	Status Status
 	// Action is one of the Action* constants.
 	Action string
 	// Reason explains Status and Action in one sentence.
@@ -117,7 +141,7 @@ func Publish(ctx context.Context, gh GitHub, req Request) (*Result, error) {
 	if errors.Is(err, ErrRefused) {
 		return &Result{Status: StatusFailed, Action: ActionRefused, Reason: err.Error()}, err
 	}
-	writes := job.Write != route.WriteNone && b.Mode != string(agent.ModeExplain)
+	writes := job.Write != route.WriteNone && !b.ReadOnly()
 	if writes && len(b.Files) > 0 && job.HeadSHA != "" && b.BaseSHA != job.HeadSHA {
 		err := fmt.Errorf("%w: the bundle was made at commit %s but the failure is at %s", ErrRefused, orNone(b.BaseSHA), job.HeadSHA)
 		return &Result{Status: StatusFailed, Action: ActionRefused, Reason: err.Error()}, err
@@ -137,7 +161,7 @@ func Publish(ctx context.Context, gh GitHub, req Request) (*Result, error) {
 	case !writes:
 		res, err = p.explain(ctx)
 	case b.Status == bundle.StatusNothingToFix:
-		res, err = p.note(ctx, StatusSkipped, ActionSkipped, fmt.Sprintf("the test command passes at %s: nothing to fix (a flaky test?)", short(b.BaseSHA)))
+		res, err = p.note(ctx, StatusOf(b.Status, false), ActionSkipped, fmt.Sprintf("the test command passes at %s: nothing to fix (a flaky test?)", short(b.BaseSHA)))
 	case errors.Is(err, ErrTooLarge):
 		res, err = p.noFix(ctx, ActionTooLarge, err.Error(), false)
 	case !fixed(b):
@@ -178,7 +202,7 @@ func whyStopped(b *bundle.Bundle) string {
 			}
 		}
 		return "the harness's validation failed: " + strings.Join(failed, ", ")
-	case b.Run.StopReason != "" && b.Run.StopReason != agent.StopFinalMessage:
+	case b.Run.StoppedEarly():
 		return fmt.Sprintf("the run stopped before a validated fix (%s): %s", b.Run.StopReason, b.Run.Detail)
 	case len(b.Files) == 0:
 		return "the model made no change"
@@ -188,10 +212,7 @@ func whyStopped(b *bundle.Bundle) string {
 
 // explain posts the diagnosis on the PR, if there is one.
 func (p *publisher) explain(ctx context.Context) (*Result, error) {
-	status := StatusExplained
-	if p.b.Status != bundle.StatusExplained {
-		status = StatusNotFixed
-	}
+	status := StatusOf(p.b.Status, false)
 	if p.job.PR == 0 {
 		return &Result{Status: status, Action: ActionNone, Reason: "no pull request to comment on: the explanation is in the job summary"}, nil
 	}
@@ -204,7 +225,7 @@ func (p *publisher) explain(ctx context.Context) (*Result, error) {
 }
 
 // note ends without a change: a line on the tracking comment, if any PR.
-func (p *publisher) note(ctx context.Context, status, action, why string) (*Result, error) {
+func (p *publisher) note(ctx context.Context, status Status, action, why string) (*Result, error) {
 	res := &Result{Status: status, Action: action, Reason: why, PRNumber: p.job.PR, PRURL: p.job.PRURL}
 	if p.job.PR == 0 {
 		return res, nil
@@ -224,7 +245,7 @@ func (p *publisher) noFix(ctx context.Context, action, why string, draftOK bool)
 	if draftOK && p.cfg.OnFailure == config.OnFailureDraft && p.job.Write == route.WritePropose && len(p.b.Files) > 0 {
 		return p.propose(ctx, true, why)
 	}
-	res := &Result{Status: StatusNotFixed, Action: action, Reason: why, PRNumber: p.job.PR, PRURL: p.job.PRURL}
+	res := &Result{Status: StatusOf(p.b.Status, false), Action: action, Reason: why, PRNumber: p.job.PR, PRURL: p.job.PRURL}
 	if p.job.PR == 0 {
 		res.Reason += "; no pull request to comment on: the report is in the job summary"
 		return res, nil
@@ -241,7 +262,7 @@ func (p *publisher) noFix(ctx context.Context, action, why string, draftOK bool)
 // commentFix posts a validated fix as a comment (fork heads: mini-agent
 // never writes to forks).
 func (p *publisher) commentFix(ctx context.Context) (*Result, error) {
-	res := &Result{Status: StatusFixed, Action: ActionNone, PRNumber: p.job.PR, PRURL: p.job.PRURL,
+	res := &Result{Status: StatusOf(p.b.Status, true), Action: ActionNone, PRNumber: p.job.PR, PRURL: p.job.PRURL,
 		Reason: "validated fix for a fork head; no pull request to comment on: the diff is in the job summary"}
 	if p.job.PR == 0 {
 		return res, nil

@@ -2,6 +2,7 @@ package publish_test
 
 import (
 	"bytes"
+	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -340,5 +341,17 @@ func TestCRLFCheckoutCommitsTheDiffsContent(t *testing.T) {
 	}
 	if got := f.s.Files(repo, res.Branch)["parser.go"].Content; got != "package hello\n\nfunc Parse(s string) int { return 0 }\n" {
 		t.Errorf("committed parser.go = %q", got)
+	}
+}
+
+// A policy whose protected globs do not parse (a Config built by hand;
+// Parse refuses them) refuses every bundle instead of protecting nothing.
+func TestCheckRefusesBadProtectedGlob(t *testing.T) {
+	t.Parallel()
+	c := config.Default()
+	c.Protected = []string{"["}
+	_, err := publish.Check(&bundle.Bundle{Version: bundle.Version, Mode: "fix", Status: bundle.StatusNotFixed}, c)
+	if !errors.Is(err, publish.ErrRefused) || !strings.Contains(err.Error(), `"["`) {
+		t.Fatalf("Check = %v, want ErrRefused naming the glob", err)
 	}
 }

@@ -133,7 +133,7 @@ func TestMaxAttempts(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
 	c := cfg(t, "max-attempts: 1\n")
-	for i, want := range []string{publish.StatusFixed, publish.StatusSkipped} {
+	for i, want := range []publish.Status{publish.StatusFixed, publish.StatusSkipped} {
 		res, err := publish.Publish(t.Context(), f.gh, publish.Request{Bundle: makeBundle(t, f.head, theFix), Job: f.job(route.WritePropose), Config: c})
 		if err != nil {
 			t.Fatal(err)
@@ -209,6 +209,27 @@ func TestRefusedBundlesWriteNothing(t *testing.T) {
 		}},
 		{name: "configured glob", cfg: "protected-paths: [\"migrations/**\"]\n", want: "migrations/001.sql is a protected path", bundle: func() *bundle.Bundle {
 			return makeBundle(t, f.head, edit{write: map[string]string{"migrations/001.sql": "drop table users;\n"}})
+		}},
+		{name: "workflows, upper case", want: ".GITHUB/workflows/x.yml is a protected path (.github/**)", bundle: func() *bundle.Bundle {
+			return makeBundle(t, f.head, edit{write: map[string]string{".GITHUB/workflows/x.yml": "on: push\n"}})
+		}},
+		{name: "workflows, mixed case", want: ".Github/Workflows/ci.yml is a protected path (.github/**)", bundle: func() *bundle.Bundle {
+			return makeBundle(t, f.head, edit{write: map[string]string{".Github/Workflows/ci.yml": "on: push\n"}})
+		}},
+		{name: "configured glob, other case", cfg: "protected-paths: [\"migrations/**\"]\n", want: "Migrations/001.sql is a protected path (migrations/**)", bundle: func() *bundle.Bundle {
+			return makeBundle(t, f.head, edit{write: map[string]string{"Migrations/001.sql": "drop table users;\n"}})
+		}},
+		{name: "git config", want: "enters .git", bundle: func() *bundle.Bundle {
+			b := makeBundle(t, f.head, edit{write: map[string]string{"parser.go": "package hello\n"}})
+			b.Files[0].Path = ".git/config"
+			b.Diff = strings.ReplaceAll(b.Diff, "parser.go", ".git/config")
+			return b
+		}},
+		{name: "git hooks, upper case", want: "enters .git", bundle: func() *bundle.Bundle {
+			b := makeBundle(t, f.head, edit{write: map[string]string{"parser.go": "package hello\n"}})
+			b.Files[0].Path = ".GIT/hooks/x"
+			b.Diff = strings.ReplaceAll(b.Diff, "parser.go", ".GIT/hooks/x")
+			return b
 		}},
 		{name: "rename out of a protected path", want: ".github/CODEOWNERS is a protected path", bundle: func() *bundle.Bundle {
 			b := makeBundle(t, f.head, edit{rename: [][2]string{{"old_name.go", "new_name.go"}}})

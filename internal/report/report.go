@@ -123,7 +123,7 @@ func Body(b *bundle.Bundle, o Options) string {
 		}
 		w.WriteString("\n")
 	}
-	if b.Run.StopReason != "" && b.Run.StopReason != "final_message" {
+	if b.Run.StoppedEarly() {
 		fmt.Fprintf(&w, "### Why it stopped\n\n%s\n\n", b.Run.Detail)
 	}
 	w.WriteString(Trace(b))
@@ -253,7 +253,7 @@ func Text(b *bundle.Bundle) string {
 	}
 	if b.Run.StopReason != "" {
 		fmt.Fprintf(&w, "stop reason: %s\n", b.Run.StopReason)
-		if b.Run.StopReason != "final_message" || Why(b) != "" {
+		if b.Run.StoppedEarly() || Why(b) != "" {
 			fmt.Fprintf(&w, "%s\n", b.Run.Detail)
 		}
 	}

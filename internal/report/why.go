@@ -29,7 +29,7 @@ func Why(b *bundle.Bundle) string {
 		return "validation failed: the model finished, but the harness's rerun of the tests failed: " + strings.Join(failed, ", ")
 	}
 	prefix := "not fixed"
-	if b.Mode == string(agent.ModeExplain) {
+	if b.ReadOnly() {
 		prefix = "no diagnosis"
 	}
 	for _, w := range b.Warnings {
@@ -38,13 +38,13 @@ func Why(b *bundle.Bundle) string {
 		}
 	}
 	switch {
-	case b.Run.StopReason != "" && b.Run.StopReason != agent.StopFinalMessage:
+	case b.Run.StoppedEarly():
 		clause := stopClause(b.Run.Detail, b.Run.StopReason)
 		if !strings.Contains(clause, "model turns") && b.Run.Steps > 0 {
 			clause += " " + afterTurns(b)
 		}
 		return prefix + ": " + clause
-	case b.Mode == string(agent.ModeExplain):
+	case b.ReadOnly():
 		return prefix + ": the model ended without a diagnosis " + afterTurns(b)
 	case b.Diff == "":
 		return prefix + ": the model ended without a patch " + afterTurns(b)
@@ -65,12 +65,12 @@ var gaveUp = regexp.MustCompile(`failed after retries: (?:[a-z][a-z ]*: )?gave u
 // stopClause takes the "why" part of the loop's detail ("stopped: WHY.
 // Done: ... Remains: ..."), or names the stop reason when the detail has
 // another shape.
-func stopClause(detail, reason string) string {
+func stopClause(detail string, reason agent.StopReason) string {
 	why, ok := strings.CutPrefix(detail, "stopped: ")
 	if i := strings.Index(why, ". Done: "); ok && i >= 0 {
 		why = why[:i]
 	} else {
-		return "stopped (" + reason + ")"
+		return "stopped (" + string(reason) + ")"
 	}
 	why = gaveUp.ReplaceAllString(why, "failed after $1 attempts: ")
 	return oneLine(why, 300)

@@ -9,7 +9,7 @@ import (
 )
 
 // stopped is a not-fixed run with the given stop reason and detail.
-func stopped(reason, detail string, steps int) *bundle.Bundle {
+func stopped(reason agent.StopReason, detail string, steps int) *bundle.Bundle {
 	b := sample()
 	b.Status, b.Files, b.Diff, b.Validation = bundle.StatusNotFixed, nil, "", nil
 	b.Run = bundle.RunInfo{StopReason: reason, Detail: detail, Steps: steps}
