@@ -12,7 +12,7 @@ import (
 
 	"github.com/org/mini-agent/agent/provider"
 	"github.com/org/mini-agent/eval"
-	"github.com/org/mini-agent/internal/pipeline"
+	"github.com/org/mini-agent/internal/exitcode"
 )
 
 // evalFlags are the flags of `mini-agent eval`.
@@ -134,25 +134,25 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if jsonPath != "" {
 		if werr := rep.WriteJSON(jsonPath); werr != nil {
 			fmt.Fprintf(stderr, "mini-agent eval: %s\n", evalMsg(werr))
-			return pipeline.ExitUsage
+			return exitcode.Usage
 		}
 	}
 	switch {
 	case err != nil && ctx.Err() != nil:
-		return pipeline.ExitCancelled
+		return exitcode.Cancelled
 	case !rep.OK():
-		return pipeline.ExitNotFixed
+		return exitcode.NotFixed
 	}
-	return pipeline.ExitOK
+	return exitcode.OK
 }
 
 func runCheckTasks(ctx context.Context, o eval.Options, stdout, stderr io.Writer) int {
 	results, err := eval.CheckTasks(ctx, o)
 	if err != nil {
 		fmt.Fprintf(stderr, "mini-agent eval: %s\n", evalMsg(err))
-		return pipeline.ExitUsage
+		return exitcode.Usage
 	}
-	code := pipeline.ExitOK
+	code := exitcode.OK
 	for _, r := range results {
 		switch {
 		case r.Skipped != "":
@@ -160,7 +160,7 @@ func runCheckTasks(ctx context.Context, o eval.Options, stdout, stderr io.Writer
 		case len(r.Problems) == 0:
 			fmt.Fprintf(stdout, "ok   %s\n", r.Name)
 		default:
-			code = pipeline.ExitNotFixed
+			code = exitcode.NotFixed
 			for _, p := range r.Problems {
 				fmt.Fprintf(stdout, "BAD  %s: %s\n", r.Name, p)
 			}
@@ -206,11 +206,11 @@ func runEvalMerge(args []string, stdout, stderr io.Writer) int {
 	if *out != "" {
 		if err := merged.WriteJSON(*out); err != nil {
 			fmt.Fprintf(stderr, "mini-agent eval merge: %s\n", evalMsg(err))
-			return pipeline.ExitUsage
+			return exitcode.Usage
 		}
 	}
 	if !merged.OK() {
-		return pipeline.ExitNotFixed
+		return exitcode.NotFixed
 	}
-	return pipeline.ExitOK
+	return exitcode.OK
 }

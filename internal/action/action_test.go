@@ -1,6 +1,7 @@
-package main
+package action
 
 import (
+	"github.com/org/mini-agent/internal/exitcode"
 	"io"
 	"net/http"
 	"net/url"
@@ -51,7 +52,7 @@ func TestActionWorkflowRunFixer(t *testing.T) {
 	}
 	for _, want := range []string{"Step trace", "apply_patch", "Prices are in cents", "full test command",
 		"Failing run: https://github.com/octo-org/shop/actions/runs/101", "Write policy: **propose**", "GITHUB_TOKEN", "attempts=1",
-		"<sub>Written by mini-agent " + versionString() + ".</sub>"} {
+		"<sub>Written by mini-agent " + testVersion + ".</sub>"} {
 		if !strings.Contains(pulls[0].Body, want) {
 			t.Errorf("PR body lacks %q", want)
 		}
@@ -240,7 +241,7 @@ func TestActionSkipsAndFailures(t *testing.T) {
 			want: `unknown key "of"`, payload: func(sc *scene) any { return workflowRunPayload(9, sc.head, "main", nil) }},
 		{name: "bad input", event: "workflow_run", inputs: map[string]string{"max-steps": "lots"}, status: "failed", wantCode: 2,
 			want: "max-steps", payload: func(sc *scene) any { return workflowRunPayload(9, sc.head, "main", nil) }},
-		{name: "unknown run", event: "workflow_run", status: "failed", wantCode: ExitFailed, requests: true, want: "jobs of run 9",
+		{name: "unknown run", event: "workflow_run", status: "failed", wantCode: exitcode.Failed, requests: true, want: "jobs of run 9",
 			payload: func(sc *scene) any {
 				p := workflowRunPayload(9, sc.head, "main", nil)
 				p["workflow_run"].(map[string]any)["pull_requests"] = []map[string]any{{"number": 77}}
@@ -335,8 +336,8 @@ func TestActionHungLogDownloadHasADeadline(t *testing.T) {
 	select {
 	case code := <-done:
 		out := outputs(t, vars["GITHUB_OUTPUT"])
-		if code != ExitFailed || out["status"] != "failed" {
-			t.Errorf("exit %d status %q, want %d failed\n%s", code, out["status"], ExitFailed, stdout)
+		if code != exitcode.Failed || out["status"] != "failed" {
+			t.Errorf("exit %d status %q, want %d failed\n%s", code, out["status"], exitcode.Failed, stdout)
 		}
 	case <-time.After(20 * time.Second):
 		t.Fatal("the action hangs on a log download that never ends")
@@ -365,8 +366,8 @@ func TestActionRefusedPublishUpdatesTheTrackingComment(t *testing.T) {
 	id := sc.s.AddComment(testRepo, pr, "hubot", "MEMBER", "/mini-agent fix")
 	env, vars, stdout := sc.env(t, "issue_comment", commentPayload(pr, id, "hubot", "User", "MEMBER", "/mini-agent fix"), nil)
 	code := actionMain(t.Context(), env)
-	if out := outputs(t, vars["GITHUB_OUTPUT"]); code != ExitFailed || out["status"] != "failed" {
-		t.Fatalf("exit %d status %q, want %d failed\n%s", code, out["status"], ExitFailed, stdout)
+	if out := outputs(t, vars["GITHUB_OUTPUT"]); code != exitcode.Failed || out["status"] != "failed" {
+		t.Fatalf("exit %d status %q, want %d failed\n%s", code, out["status"], exitcode.Failed, stdout)
 	}
 	comments := sc.s.Comments(testRepo, pr)
 	if len(comments) != 2 {
