@@ -94,9 +94,13 @@ func TestActionCostCapRefused(t *testing.T) {
 		t.Errorf("%d model requests before the refusal", n)
 	}
 	summary, _ := os.ReadFile(vars["GITHUB_STEP_SUMMARY"])
-	if !strings.HasPrefix(string(summary), "## mini-agent: failed\n\n") || !strings.Contains(string(summary), `model "llama3.1:8b" has no known price`) ||
-		!strings.Contains(string(summary), "price-in and price-out") {
+	if !strings.HasPrefix(string(summary), "## mini-agent: failed\n\n") || !strings.Contains(string(summary), `max-cost-usd 0.01: model "llama3.1:8b" has no known price`) ||
+		!strings.Contains(string(summary), "the price-in and price-out inputs") {
 		t.Errorf("job summary:\n%s", summary)
+	}
+	// The action's user set inputs, not flags: no CLI flag is named.
+	if strings.Contains(string(summary), "--") {
+		t.Errorf("the job summary names a CLI flag:\n%s", summary)
 	}
 
 	in["price-in"], in["price-out"] = "0.1", "0.2"
@@ -106,5 +110,24 @@ func TestActionCostCapRefused(t *testing.T) {
 	}
 	if n := srv.count(); n != 4 {
 		t.Errorf("with a price: %d model requests, want 4 (the endpoint is down)", n)
+	}
+}
+
+// TestActionConfigErrorNamesTheInput: a job the pipeline refuses (here a
+// failure-log input that does not exist) is a configuration error (exit 2)
+// whose message names the action's input, not the CLI's flag.
+func TestActionConfigErrorNamesTheInput(t *testing.T) {
+	t.Parallel()
+	sc := newScene(t, "")
+	env, vars, stdout := sc.env(t, "push", map[string]any{"ref": "refs/heads/main", "after": sc.head,
+		"repository": map[string]any{"full_name": testRepo, "name": "shop", "default_branch": "main"}},
+		map[string]string{"failure-log": "no-such.log"})
+	if code := actionMain(t.Context(), env); code != 2 {
+		t.Fatalf("exit %d\n%s", code, stdout)
+	}
+	summary, _ := os.ReadFile(vars["GITHUB_STEP_SUMMARY"])
+	if !strings.Contains(string(summary), "the failure-log input: ") || !strings.Contains(string(summary), "no-such.log") ||
+		strings.Contains(string(summary), "--failure-log") {
+		t.Errorf("job summary:\n%s", summary)
 	}
 }
