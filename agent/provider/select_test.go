@@ -11,7 +11,9 @@ import (
 
 func TestSelectNamesAndPrices(t *testing.T) {
 	t.Parallel()
-	env := func(k string) string { return map[string]string{"OPENAI_API_KEY": "sk-x", "ANTHROPIC_API_KEY": "sk-y"}[k] }
+	env := func(k string) string {
+		return map[string]string{"OPENAI_API_KEY": "sk-x", "ANTHROPIC_API_KEY": "sk-y"}[k]
+	}
 	script := []byte(`{"message":"done"}` + "\n")
 	for _, c := range []struct {
 		name     string

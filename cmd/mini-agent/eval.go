@@ -2,10 +2,10 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
-	"math"
 	"os"
 	"strings"
 	"time"
@@ -91,20 +91,17 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return c.usageError(stderr, fmt.Sprintf("unexpected arguments %q", fs.Args()))
 	}
 	if o.MaxCostUSD != 0 {
-		model := o.Model
-		switch {
-		case o.Provider == provider.ProviderScript || o.ReplayOpenAI:
+		if o.Provider == provider.ProviderScript || o.ReplayOpenAI {
 			return c.usageError(stderr, "--max-cost-usd needs a real, priced model: scripted runs have no price")
-		case model == "" && o.Provider == provider.ProviderOpenAI:
-			model = provider.DefaultOpenAIModel
-		case model == "" && o.Provider == provider.ProviderAnthropic:
-			model = provider.DefaultAnthropicModel
 		}
-		if !(o.MaxCostUSD > 0) || math.IsInf(o.MaxCostUSD, 0) {
+		// The same naming and budget check as the runs' (the model is built later, per task).
+		_, err := provider.Choice{Config: provider.Config{Provider: o.Provider, Model: o.Model}, MaxCostUSD: o.MaxCostUSD}.Use(nil)
+		var be *provider.BudgetError
+		switch {
+		case errors.As(err, &be):
+			return c.usageError(stderr, fmt.Sprintf("--max-cost-usd %g: model %q has no known price, so the budget could not be enforced; drop --max-cost-usd", be.Budget, be.Model))
+		case err != nil:
 			return c.usageError(stderr, fmt.Sprintf("--max-cost-usd %v is not a positive amount", o.MaxCostUSD))
-		}
-		if !provider.Priced(model, nil) {
-			return c.usageError(stderr, fmt.Sprintf("--max-cost-usd %g: model %q has no known price, so the budget could not be enforced; drop --max-cost-usd", o.MaxCostUSD, model))
 		}
 	}
 	if shard != "" {

@@ -98,4 +98,3 @@ func TestModelOutageLeadsTheSummary(t *testing.T) {
 		t.Errorf("terminal report starts\n%.300s", r.stdout)
 	}
 }
-
