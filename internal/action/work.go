@@ -95,7 +95,7 @@ func (c *console) work(ctx context.Context, p *prepared) Result {
 	res, perr := publish.Publish(ctx, p.gh, publish.Request{Bundle: b, Job: job, Config: p.cfg.Config, Log: c.log(), Tracker: p.tracker})
 	r := c.published(ctx, p, b, res, perr)
 	for k, v := range files {
-		r.Outputs[k] = v
+		r.Outputs = withOutput(r.Outputs, k, v)
 	}
 	return r
 }
