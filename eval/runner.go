@@ -351,39 +351,30 @@ func (r *runner) execute(ctx context.Context, tr *taskRun) {
 		testTimeout = defaultTestTimeout
 	}
 	prov, model := r.o.modelName()
-	opts := pipeline.Options{
+	sel, err := provider.Choice{Config: provider.Config{Provider: prov, Model: model}, MaxCostUSD: r.o.MaxCostUSD}.Use(tr.model)
+	if err != nil {
+		tr.runErr = err
+		return
+	}
+	job := pipeline.Job{
 		Mode: t.Mode, Workdir: tr.ws, TestCommand: t.TestCommand, FailureLog: failureLog,
-		Instructions: t.Instructions, Provider: prov, Model: model,
+		Instructions: t.Instructions,
 		Limits: agent.Limits{MaxSteps: t.Limits.MaxSteps, MaxTokens: t.Limits.MaxTokens, Timeout: agentTimeout,
 			MaxCostUSD: r.o.MaxCostUSD},
 		TestTimeout: testTimeout, Protected: t.Policy.Protected, SecretNames: t.SecretEnv,
 		TracePath: filepath.Join(tr.outDir, "trace.jsonl"), BundlePath: filepath.Join(tr.outDir, "bundle.json"),
 		SummaryPath: filepath.Join(tr.outDir, "summary.md"),
-		Events:      sinks, Getenv: envLookup(tr.env), Environ: tr.env, ModelImpl: tr.model,
-		TestEnv: []string{"EVAL_SCRATCH"}, // the task's tests report pids here (the test environment is an allow-list)
+		TestEnv:     []string{"EVAL_SCRATCH"}, // the task's tests report pids here (the test environment is an allow-list)
 	}
+	deps := pipeline.Deps{Model: sel, Events: sinks, Environ: tr.env}
 	if w := r.o.WrapTool; w != nil {
 		tc := ToolContext{Task: t, Workdir: tr.ws, Env: tr.env}
-		opts.WrapTool = func(tool agent.Tool) agent.Tool { return w(tc, tool) }
+		deps.WrapTool = func(tool agent.Tool) agent.Tool { return w(tc, tool) }
 	}
-	tr.outcome, tr.runErr = pipeline.Run(rctx, opts)
+	tr.outcome, tr.runErr = pipeline.Run(rctx, job, deps)
 	if tr.outcome == nil && tr.runErr == nil {
 		tr.runErr = errors.New("the pipeline returned no outcome")
 	}
-}
-
-// envLookup reads the last value of name in env.
-func envLookup(env []string) func(string) string {
-	m := map[string]string{}
-	for _, kv := range env {
-		for i := 1; i < len(kv); i++ {
-			if kv[i] == '=' {
-				m[kv[:i]] = kv[i+1:]
-				break
-			}
-		}
-	}
-	return func(k string) string { return m[k] }
 }
 
 // recordingModel keeps every request, so the checks see exactly what the

@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -13,7 +14,9 @@ import (
 	"time"
 
 	"github.com/org/mini-agent/agent"
+	"github.com/org/mini-agent/agent/provider"
 	"github.com/org/mini-agent/internal/config"
+	"github.com/org/mini-agent/internal/exitcode"
 	"github.com/org/mini-agent/internal/pipeline"
 	"github.com/org/mini-agent/internal/protect"
 	"github.com/org/mini-agent/internal/report"
@@ -44,7 +47,7 @@ var commandNames = []string{"fix", "explain", "demo", "tool", "action", "publish
 func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
 		fmt.Fprint(stderr, usageText)
-		return pipeline.ExitUsage
+		return exitcode.Usage
 	}
 	switch args[0] {
 	case "fix":
@@ -75,7 +78,7 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		msg += fmt.Sprintf("; did you mean %q?", near)
 	}
 	fmt.Fprintf(stderr, "%s (see 'mini-agent --help')\n", msg)
-	return pipeline.ExitUsage
+	return exitcode.Usage
 }
 
 func nearestCommand(name string) string {
@@ -87,9 +90,10 @@ func nearestCommand(name string) string {
 }
 
 // jobFlags binds the fix/explain flags (README "Flags of fix and explain")
-// to Options.
+// to the job and the model choice.
 type jobFlags struct {
-	opts       pipeline.Options
+	job        pipeline.Job
+	choice     provider.Choice
 	maxTokens  int64
 	maxCost    float64
 	maxSteps   int
@@ -150,15 +154,15 @@ func jobCommand(mode agent.Mode) (*command, *jobFlags) {
 }
 
 func (j *jobFlags) define(fs *flag.FlagSet) {
-	o := &j.opts
+	o, m := &j.job, &j.choice
 	fs.StringVar(&o.Workdir, "workdir", ".", "the workspace (a checkout of the repository)")
 	fs.StringVar(&o.TestCommand, "test-command", "", "the test command (trusted; e.g. \"go test ./...\")")
 	fs.StringVar(&o.FailureLog, "failure-log", "", "CI log, test output or JUnit XML; default: run the test command first")
 	fs.StringVar(&o.Instructions, "instructions", "", "extra instructions for the model")
-	fs.StringVar(&o.Provider, "provider", envOr("MINI_AGENT_PROVIDER", "openai"), "openai, anthropic or script ($MINI_AGENT_PROVIDER)")
-	fs.StringVar(&o.Model, "model", os.Getenv("MINI_AGENT_MODEL"), "model name ($MINI_AGENT_MODEL; default per provider; required with --base-url)")
-	fs.StringVar(&o.BaseURL, "base-url", "", "API base URL of an OpenAI-compatible server (vLLM, Ollama, llama.cpp, OpenRouter...)")
-	fs.StringVar(&o.ScriptPath, "script", "", "JSONL trajectory for --provider script")
+	fs.StringVar(&m.Provider, "provider", envOr("MINI_AGENT_PROVIDER", "openai"), "openai, anthropic or script ($MINI_AGENT_PROVIDER)")
+	fs.StringVar(&m.Model, "model", os.Getenv("MINI_AGENT_MODEL"), "model name ($MINI_AGENT_MODEL; default per provider; required with --base-url)")
+	fs.StringVar(&m.BaseURL, "base-url", "", "API base URL of an OpenAI-compatible server (vLLM, Ollama, llama.cpp, OpenRouter...)")
+	fs.StringVar(&m.ScriptPath, "script", "", "JSONL trajectory for --provider script")
 	fs.IntVar(&j.maxSteps, "max-steps", agent.DefaultMaxSteps, "stop after this many model turns")
 	fs.DurationVar(&j.timeout, "timeout", agent.DefaultTimeout, "wall-clock limit for the agent run")
 	fs.Int64Var(&j.maxTokens, "max-tokens", agent.DefaultMaxTokens, "token budget (input + output)")
@@ -176,10 +180,15 @@ func (j *jobFlags) define(fs *flag.FlagSet) {
 	fs.StringVar(&o.SummaryPath, "summary", "", "write the PR-body markdown here")
 }
 
-// finish turns the parsed flags into Options; set names the flags given.
+// finish turns the parsed flags into the job and the model choice; set
+// names the flags given.
 func (j *jobFlags) finish(set map[string]bool) error {
-	o := &j.opts
+	o := &j.job
+	if !(j.maxCost >= 0) || math.IsInf(j.maxCost, 0) {
+		return fmt.Errorf("--max-cost-usd %v is not a positive amount", j.maxCost)
+	}
 	o.Limits = agent.Limits{MaxSteps: j.maxSteps, MaxTokens: j.maxTokens, MaxCostUSD: j.maxCost, Timeout: j.timeout}
+	j.choice.MaxCostUSD = j.maxCost
 	if j.protected != "" {
 		o.Protected = splitList(j.protected)
 		if _, err := protect.New(o.Protected); err != nil {
@@ -203,7 +212,7 @@ func (j *jobFlags) finish(set map[string]bool) error {
 				return fmt.Errorf("--price-in and --price-out must be between 0 and %g USD per million tokens", float64(config.MaxPrice))
 			}
 		}
-		o.Price = &[2]float64{j.priceIn, j.priceOut}
+		j.choice.Price = &[2]float64{j.priceIn, j.priceOut}
 	}
 	o.Version = versionString()
 	return nil
@@ -223,9 +232,8 @@ func runJob(ctx context.Context, mode agent.Mode, args []string, stdout, stderr 
 	if err := j.finish(set); err != nil {
 		return c.usageError(stderr, err.Error())
 	}
-	j.opts.Mode = mode
-	j.opts.Progress = stderr
-	return execute(ctx, c, j.opts, stdout, stderr)
+	j.job.Mode = mode
+	return execute(ctx, c, j.job, j.choice, stdout, stderr)
 }
 
 // unexpectedArgs explains positional arguments given to fix/explain: the
@@ -241,23 +249,43 @@ func unexpectedArgs(args []string) string {
 	return msg + "; the workspace is given with --workdir DIR, flags go before any argument"
 }
 
-// execute runs the pipeline and prints the report.
-func execute(ctx context.Context, c *command, o pipeline.Options, stdout, stderr io.Writer) int {
-	out, err := pipeline.Run(ctx, o)
+// execute builds the model, runs the job and prints the report.
+func execute(ctx context.Context, c *command, job pipeline.Job, choice provider.Choice, stdout, stderr io.Writer) int {
+	err := job.Check()
+	var model provider.Selected
+	if err == nil {
+		model, err = provider.Select(choice)
+	}
+	var out *pipeline.Outcome
+	if err == nil {
+		out, err = pipeline.Run(ctx, job, pipeline.Deps{Model: model, Progress: stderr})
+	}
 	if err != nil {
-		if errors.Is(err, pipeline.ErrUsage) {
-			return c.usageError(stderr, strings.TrimPrefix(err.Error(), pipeline.ErrUsage.Error()+": "))
+		if exitcode.IsUsage(err) {
+			return c.usageError(stderr, describe(err))
 		}
 		fmt.Fprintf(stderr, "mini-agent %s: %v\n", c.name, err)
-		if ctx.Err() != nil {
-			return pipeline.ExitCancelled
-		}
 		if out == nil {
-			return pipeline.ExitNotFixed
+			return exitcode.For(ctx, err)
 		}
 	}
 	fmt.Fprint(stdout, report.Text(out.Bundle))
-	return out.ExitCode
+	return exitcode.ForStatus(out.Bundle.Status)
+}
+
+// describe is a usage error in the CLI's words: its flags.
+func describe(err error) string {
+	var (
+		ce *pipeline.ConfigError
+		be *provider.BudgetError
+	)
+	switch {
+	case errors.As(err, &ce):
+		return ce.Describe("--" + ce.Field)
+	case errors.As(err, &be):
+		return be.Describe("--max-cost-usd", "--price-in", "--price-out")
+	}
+	return err.Error()
 }
 
 func envOr(name, def string) string {

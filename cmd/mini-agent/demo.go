@@ -8,7 +8,9 @@ import (
 	"os"
 
 	"github.com/org/mini-agent/agent"
+	"github.com/org/mini-agent/agent/provider"
 	"github.com/org/mini-agent/internal/demo"
+	"github.com/org/mini-agent/internal/exitcode"
 	"github.com/org/mini-agent/internal/pipeline"
 	"github.com/org/mini-agent/internal/report"
 )
@@ -41,29 +43,33 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	dir, err := os.MkdirTemp("", "mini-agent-demo-")
 	if err != nil {
 		fmt.Fprintf(stderr, "mini-agent demo: %v\n", err)
-		return pipeline.ExitUsage
+		return exitcode.Usage
 	}
 	if !*keep {
 		defer os.RemoveAll(dir)
 	}
 	if err := demo.Materialize(ctx, dir); err != nil {
 		fmt.Fprintf(stderr, "mini-agent demo: %v\n", err)
-		return pipeline.ExitUsage
+		return exitcode.Usage
 	}
 	fmt.Fprintf(stdout, "mini-agent demo: fixing a bundled Go example (copied to %s).\n", dir)
 	fmt.Fprintln(stdout, "The model is SCRIPTED: a recorded trajectory is replayed, no model service is called.")
 	fmt.Fprintln(stdout, "Everything else is real: the tools, the sandbox, the policy, go test, and the harness's validation.")
 	fmt.Fprintln(stdout)
-	o := pipeline.Options{Mode: agent.ModeFix, Workdir: dir, TestCommand: demo.TestCommand,
-		Provider: "script", Script: demo.Trajectory, Progress: stdout, Version: versionString()}
-	out, err := pipeline.Run(ctx, o)
+	model, err := provider.Select(provider.Choice{Config: provider.Config{Provider: provider.ProviderScript, Script: demo.Trajectory}})
 	if err != nil {
 		fmt.Fprintf(stderr, "mini-agent demo: %v\n", err)
-		return pipeline.ExitNotFixed
+		return exitcode.For(ctx, err)
+	}
+	job := pipeline.Job{Mode: agent.ModeFix, Workdir: dir, TestCommand: demo.TestCommand, Version: versionString()}
+	out, err := pipeline.Run(ctx, job, pipeline.Deps{Model: model, Progress: stdout})
+	if err != nil {
+		fmt.Fprintf(stderr, "mini-agent demo: %v\n", err)
+		return exitcode.For(ctx, err)
 	}
 	fmt.Fprintln(stdout)
 	fmt.Fprint(stdout, report.Text(out.Bundle))
 	fmt.Fprintln(stdout, "\n---- The pull-request body mini-agent would open ----")
 	fmt.Fprintln(stdout, out.Summary)
-	return out.ExitCode
+	return exitcode.ForStatus(out.Bundle.Status)
 }

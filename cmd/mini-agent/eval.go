@@ -2,17 +2,17 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
-	"math"
 	"os"
 	"strings"
 	"time"
 
 	"github.com/org/mini-agent/agent/provider"
 	"github.com/org/mini-agent/eval"
-	"github.com/org/mini-agent/internal/pipeline"
+	"github.com/org/mini-agent/internal/exitcode"
 )
 
 // evalFlags are the flags of `mini-agent eval`.
@@ -91,20 +91,17 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return c.usageError(stderr, fmt.Sprintf("unexpected arguments %q", fs.Args()))
 	}
 	if o.MaxCostUSD != 0 {
-		model := o.Model
-		switch {
-		case o.Provider == provider.ProviderScript || o.ReplayOpenAI:
+		if o.Provider == provider.ProviderScript || o.ReplayOpenAI {
 			return c.usageError(stderr, "--max-cost-usd needs a real, priced model: scripted runs have no price")
-		case model == "" && o.Provider == provider.ProviderOpenAI:
-			model = provider.DefaultOpenAIModel
-		case model == "" && o.Provider == provider.ProviderAnthropic:
-			model = provider.DefaultAnthropicModel
 		}
-		if !(o.MaxCostUSD > 0) || math.IsInf(o.MaxCostUSD, 0) {
+		// The same naming and budget check as the runs' (the model is built later, per task).
+		_, err := provider.Choice{Config: provider.Config{Provider: o.Provider, Model: o.Model}, MaxCostUSD: o.MaxCostUSD}.Use(nil)
+		var be *provider.BudgetError
+		switch {
+		case errors.As(err, &be):
+			return c.usageError(stderr, fmt.Sprintf("--max-cost-usd %g: model %q has no known price, so the budget could not be enforced; drop --max-cost-usd", be.Budget, be.Model))
+		case err != nil:
 			return c.usageError(stderr, fmt.Sprintf("--max-cost-usd %v is not a positive amount", o.MaxCostUSD))
-		}
-		if !provider.Priced(model, nil) {
-			return c.usageError(stderr, fmt.Sprintf("--max-cost-usd %g: model %q has no known price, so the budget could not be enforced; drop --max-cost-usd", o.MaxCostUSD, model))
 		}
 	}
 	if shard != "" {
@@ -134,25 +131,25 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if jsonPath != "" {
 		if werr := rep.WriteJSON(jsonPath); werr != nil {
 			fmt.Fprintf(stderr, "mini-agent eval: %s\n", evalMsg(werr))
-			return pipeline.ExitUsage
+			return exitcode.Usage
 		}
 	}
 	switch {
 	case err != nil && ctx.Err() != nil:
-		return pipeline.ExitCancelled
+		return exitcode.Cancelled
 	case !rep.OK():
-		return pipeline.ExitNotFixed
+		return exitcode.NotFixed
 	}
-	return pipeline.ExitOK
+	return exitcode.OK
 }
 
 func runCheckTasks(ctx context.Context, o eval.Options, stdout, stderr io.Writer) int {
 	results, err := eval.CheckTasks(ctx, o)
 	if err != nil {
 		fmt.Fprintf(stderr, "mini-agent eval: %s\n", evalMsg(err))
-		return pipeline.ExitUsage
+		return exitcode.Usage
 	}
-	code := pipeline.ExitOK
+	code := exitcode.OK
 	for _, r := range results {
 		switch {
 		case r.Skipped != "":
@@ -160,7 +157,7 @@ func runCheckTasks(ctx context.Context, o eval.Options, stdout, stderr io.Writer
 		case len(r.Problems) == 0:
 			fmt.Fprintf(stdout, "ok   %s\n", r.Name)
 		default:
-			code = pipeline.ExitNotFixed
+			code = exitcode.NotFixed
 			for _, p := range r.Problems {
 				fmt.Fprintf(stdout, "BAD  %s: %s\n", r.Name, p)
 			}
@@ -206,11 +203,11 @@ func runEvalMerge(args []string, stdout, stderr io.Writer) int {
 	if *out != "" {
 		if err := merged.WriteJSON(*out); err != nil {
 			fmt.Fprintf(stderr, "mini-agent eval merge: %s\n", evalMsg(err))
-			return pipeline.ExitUsage
+			return exitcode.Usage
 		}
 	}
 	if !merged.OK() {
-		return pipeline.ExitNotFixed
+		return exitcode.NotFixed
 	}
-	return pipeline.ExitOK
+	return exitcode.OK
 }

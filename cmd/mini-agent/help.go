@@ -8,7 +8,7 @@ import (
 	"regexp"
 	"strings"
 
-	"github.com/org/mini-agent/internal/pipeline"
+	"github.com/org/mini-agent/internal/exitcode"
 )
 
 // command describes one subcommand: its help page and its usage errors.
@@ -65,7 +65,7 @@ func (c *command) parse(fs *flag.FlagSet, args []string, stdout, stderr io.Write
 // returns the usage exit code.
 func (c *command) usageError(w io.Writer, msg string) int {
 	fmt.Fprintf(w, "mini-agent %s: %s (see 'mini-agent %s --help')\n", c.name, msg, c.name)
-	return pipeline.ExitUsage
+	return exitcode.Usage
 }
 
 var (

@@ -2,17 +2,12 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
 
-	"github.com/org/mini-agent/internal/bundle"
+	"github.com/org/mini-agent/internal/action"
 	"github.com/org/mini-agent/internal/config"
-	"github.com/org/mini-agent/internal/pipeline"
-	"github.com/org/mini-agent/internal/publish"
-	"github.com/org/mini-agent/internal/route"
-	"github.com/sethvargo/go-githubactions"
 )
 
 func publishCommand() (*command, *string) {
@@ -50,53 +45,5 @@ func runPublish(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	if fs.NArg() != 1 {
 		return c.usageError(stderr, fmt.Sprintf("give one bundle file, got %d arguments; Usage: mini-agent %s", fs.NArg(), c.usage))
 	}
-	return publishMain(ctx, processEnv(stdout, stderr), fs.Arg(0), *cfg)
-}
-
-func publishMain(ctx context.Context, env actionEnv, bundlePath, cfgPath string) int {
-	a := &actionRun{ctx: ctx, env: env, out: map[string]string{}}
-	a.gha = githubactions.New(githubactions.WithGetenv(env.Getenv), githubactions.WithWriter(lockedWriter{&a.lock, env.Stdout}))
-	status, code, summary := a.publishBundle(ctx, bundlePath, cfgPath)
-	a.out["status"] = status
-	a.finish(summary)
-	return code
-}
-
-func (a *actionRun) publishBundle(ctx context.Context, path, cfgPath string) (string, int, string) {
-	in, err := readInputs(a.gha)
-	if cfgPath != "" {
-		in.Config = cfgPath
-	}
-	a.in = in
-	if err != nil {
-		return a.fail(pipeline.ExitUsage, err)
-	}
-	if in.Token == "" {
-		return a.fail(pipeline.ExitUsage, errors.New("GITHUB_TOKEN (or INPUT_GITHUB_TOKEN) is empty: publish needs a token with write permissions"))
-	}
-	b, err := bundle.Read(path)
-	if err != nil {
-		return a.fail(pipeline.ExitUsage, err)
-	}
-	a.out["bundle"] = path
-	ev, err := a.event()
-	if err != nil {
-		return a.fail(pipeline.ExitUsage, err)
-	}
-	if err := a.connect(ctx, in.Token); err != nil {
-		return a.fail(pipeline.ExitUsage, err)
-	}
-	if end := a.route(ctx, ev); end != nil {
-		return end.status, end.code, end.summary
-	}
-	if a.job.Help {
-		return string(publish.StatusSkipped), pipeline.ExitOK, "## mini-agent: skipped\n\nhelp is answered by `mini-agent action`, not publish\n"
-	}
-	if a.job.RunURL == "" && a.job.Source != route.SourceRun {
-		a.job.RunURL = a.currentRunURL()
-	}
-	fmt.Fprintf(a.log(), "mini-agent publish: %s\nwrite policy: %s (%s)\npolicy file: %s\n", a.job.Trigger, a.job.Write, a.job.Reason, a.cfg.Origin)
-	publish.Annotate(b, a.job)
-	res, perr := publish.Publish(ctx, a.gh, publish.Request{Bundle: b, Job: a.job, Config: a.cfg.Config, Log: a.log()})
-	return a.published(b, res, perr)
+	return action.Publish(ctx, action.ProcessEnv(stdout, stderr, versionString()), fs.Arg(0), *cfg).Code
 }

@@ -11,7 +11,6 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/org/mini-agent/ghapi/ghtest"
 	"github.com/org/mini-agent/internal/bundle"
 )
 
@@ -37,15 +36,6 @@ func newOutageServer(t *testing.T) *outageServer {
 }
 
 func (s *outageServer) count() int { return int(s.n.Load()) }
-
-// addFailedRun adds a failed workflow run of the scene's head, with the
-// real failing test log.
-func addFailedRun(t *testing.T, sc *scene, id int64) {
-	t.Helper()
-	sc.s.AddRun(testRepo, ghtest.Run{ID: id, HeadBranch: "main", HeadSHA: sc.fake, Jobs: []ghtest.Job{
-		{ID: 7001, Name: "test", FailedStep: "Run go test ./...", Log: sc.failingLog(t)},
-	}})
-}
 
 // TestNoPatchRunSaysWhy: a run whose model ends without a patch says so on
 // the terminal, in the summary and in the bundle.
@@ -106,67 +96,5 @@ func TestModelOutageLeadsTheSummary(t *testing.T) {
 	}
 	if !strings.HasPrefix(r.stdout, "mini-agent fix: not fixed: the model API failed after 4 attempts: openai api: status 503") {
 		t.Errorf("terminal report starts\n%.300s", r.stdout)
-	}
-}
-
-func TestActionModelOutageLeadsTheJobSummary(t *testing.T) {
-	t.Parallel()
-	srv := newOutageServer(t)
-	sc := newScene(t, "")
-	addFailedRun(t, sc, 101)
-	env, vars, stdout := sc.env(t, "workflow_run", workflowRunPayload(101, sc.head, "main", nil),
-		map[string]string{"provider": "openai", "base-url": srv.URL + "/v1", "model": "gpt-4.1"})
-	if code := actionMain(t.Context(), env); code != 1 {
-		t.Fatalf("exit %d\n%s", code, stdout)
-	}
-	if n := srv.count(); n != 4 {
-		t.Errorf("%d model requests, want 4", n)
-	}
-	summary, err := os.ReadFile(vars["GITHUB_STEP_SUMMARY"])
-	if err != nil {
-		t.Fatal(err)
-	}
-	head, rest, _ := strings.Cut(string(summary), "\n\n")
-	first, _, _ := strings.Cut(rest, "\n")
-	if head != "## mini-agent: not-fixed" || !outageWhy.MatchString(strings.TrimPrefix(first, "**")) {
-		t.Errorf("job summary starts\n%.500s", summary)
-	}
-	if !strings.Contains(string(summary), "<sub>Written by mini-agent "+versionString()+".</sub>") {
-		t.Error("the job summary does not say which version wrote it")
-	}
-	if got := outputs(t, vars["GITHUB_OUTPUT"])["status"]; got != "not-fixed" {
-		t.Errorf("status %q", got)
-	}
-}
-
-// TestActionCostCapRefused: the action refuses a dollar budget on an
-// unpriced model before any model call (exit 2, the job summary says why),
-// and accepts it with the price-in/price-out inputs.
-func TestActionCostCapRefused(t *testing.T) {
-	t.Parallel()
-	srv := newOutageServer(t)
-	sc := newScene(t, "")
-	addFailedRun(t, sc, 101)
-	in := map[string]string{"provider": "openai", "base-url": srv.URL + "/v1", "model": "llama3.1:8b", "max-cost-usd": "0.01"}
-	env, vars, stdout := sc.env(t, "workflow_run", workflowRunPayload(101, sc.head, "main", nil), in)
-	if code := actionMain(t.Context(), env); code != 2 {
-		t.Fatalf("exit %d\n%s", code, stdout)
-	}
-	if n := srv.count(); n != 0 {
-		t.Errorf("%d model requests before the refusal", n)
-	}
-	summary, _ := os.ReadFile(vars["GITHUB_STEP_SUMMARY"])
-	if !strings.HasPrefix(string(summary), "## mini-agent: failed\n\n") || !strings.Contains(string(summary), `model "llama3.1:8b" has no known price`) ||
-		!strings.Contains(string(summary), "price-in and price-out") {
-		t.Errorf("job summary:\n%s", summary)
-	}
-
-	in["price-in"], in["price-out"] = "0.1", "0.2"
-	env, _, stdout = sc.env(t, "workflow_run", workflowRunPayload(101, sc.head, "main", nil), in)
-	if code := actionMain(t.Context(), env); code != 1 {
-		t.Fatalf("with a price: exit %d\n%s", code, stdout)
-	}
-	if n := srv.count(); n != 4 {
-		t.Errorf("with a price: %d model requests, want 4 (the endpoint is down)", n)
 	}
 }

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/org/mini-agent/agent"
-	"github.com/org/mini-agent/internal/pipeline"
+	"github.com/org/mini-agent/internal/exitcode"
 	"github.com/org/mini-agent/internal/testcmd"
 	"github.com/org/mini-agent/tools"
 )
@@ -84,7 +84,7 @@ func runTool(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	ws, err := tools.OpenWorkspace(*workdir, tools.WorkspaceOptions{})
 	if err != nil {
 		fmt.Fprintf(stderr, "mini-agent tool: %v\n", err)
-		return pipeline.ExitUsage
+		return exitcode.Usage
 	}
 	defer ws.Close()
 	var cmd *testcmd.Command // nil: run_test answers that it is not configured
@@ -97,7 +97,7 @@ func runTool(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		tools.NewRunTest(ws, tools.RunTestConfig{Command: cmd, Timeout: *timeout}))
 	if err != nil {
 		fmt.Fprintf(stderr, "mini-agent tool: %v\n", err)
-		return pipeline.ExitUsage
+		return exitcode.Usage
 	}
 	if _, ok := reg.Lookup(name); !ok {
 		return c.usageError(stderr, fmt.Sprintf("unknown tool %q (have %v)", name, reg.Names()))
@@ -109,14 +109,11 @@ func runTool(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		agent.ToolCall{ID: "cli", Name: name, Arguments: json.RawMessage(raw)})
 	if err != nil {
 		fmt.Fprintf(stderr, "mini-agent tool: %v\n", err)
-		if ctx.Err() != nil {
-			return pipeline.ExitCancelled
-		}
-		return pipeline.ExitNotFixed
+		return exitcode.For(ctx, err)
 	}
 	fmt.Fprintln(stdout, res.Text)
 	if res.IsError {
-		return 1
+		return exitcode.NotFixed
 	}
-	return 0
+	return exitcode.OK
 }

@@ -64,8 +64,7 @@ func TestHostileFilterNeverRunsAndGitIsRestored(t *testing.T) {
 		runTestCall,
 		{Message: "## Summary\nAdd adds.\n## Root cause\nsubtraction\n## Assumptions\nnone"},
 	}}}
-	out, err := Run(context.Background(), Options{Mode: agent.ModeFix, Workdir: dir, TestCommand: "go test ./...",
-		Provider: "script", ModelImpl: m, Environ: append(os.Environ(), "HOSTILE_CANARY="+canary), TestEnv: []string{"HOSTILE_CANARY"}})
+	out, err := Run(context.Background(), Job{Mode: agent.ModeFix, Workdir: dir, TestCommand: "go test ./...", TestEnv: []string{"HOSTILE_CANARY"}}, Deps{Model: script(m), Environ: append(os.Environ(), "HOSTILE_CANARY="+canary)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -123,9 +122,7 @@ func TestExplainUndoesWhatTestCodeWrites(t *testing.T) {
 		runTestCall,
 		{Message: "## Summary\nAdd subtracts.\n## Root cause\nsubtraction\n## Assumptions\nnone"},
 	}}
-	out, err := Run(context.Background(), Options{Mode: agent.ModeExplain, Workdir: dir, TestCommand: "go test ./...",
-		Provider: "script", ModelImpl: m, Environ: append(os.Environ(), "HOSTILE_CANARY="+canary, "HOSTILE_WRITE=1"),
-		TestEnv: []string{"HOSTILE_CANARY", "HOSTILE_WRITE"}})
+	out, err := Run(context.Background(), Job{Mode: agent.ModeExplain, Workdir: dir, TestCommand: "go test ./...", TestEnv: []string{"HOSTILE_CANARY", "HOSTILE_WRITE"}}, Deps{Model: script(m), Environ: append(os.Environ(), "HOSTILE_CANARY="+canary, "HOSTILE_WRITE=1")})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,8 +11,10 @@ import (
 	"testing"
 
 	"github.com/org/mini-agent/agent"
+	"github.com/org/mini-agent/agent/provider"
 	"github.com/org/mini-agent/internal/bundle"
 	"github.com/org/mini-agent/internal/demo"
+	"github.com/org/mini-agent/internal/redact"
 	"github.com/org/mini-agent/tools"
 )
 
@@ -42,13 +44,12 @@ func TestSecretInTheChangeIsDiscarded(t *testing.T) {
 		patchCall("--- a/cart.go\n+++ b/cart.go\n@@ -14 +14,2 @@\n-\tfor i := 1; i < len(items); i++ {\n+\t// " + canary + "\n+\tfor i := 0; i < len(items); i++ {\n"),
 		{Message: "## Summary\ndone\n## Root cause\nx\n## Assumptions\nnone"},
 	}}
-	out, err := Run(context.Background(), Options{Mode: agent.ModeFix, Workdir: dir, TestCommand: "go test ./...",
-		Provider: "script", ModelImpl: m, Environ: append(os.Environ(), "GITHUB_TOKEN="+canary)})
+	out, err := Run(context.Background(), Job{Mode: agent.ModeFix, Workdir: dir, TestCommand: "go test ./..."}, Deps{Model: script(m), Environ: append(os.Environ(), "GITHUB_TOKEN="+canary)})
 	if err != nil {
 		t.Fatal(err)
 	}
 	b := out.Bundle
-	if b.Status != bundle.StatusNotFixed || b.Diff != "" || len(b.Files) != 0 || out.ExitCode != ExitNotFixed {
+	if b.Status != bundle.StatusNotFixed || b.Diff != "" || len(b.Files) != 0 {
 		t.Fatalf("status %s diff %q files %v", b.Status, b.Diff, b.Files)
 	}
 	if !strings.Contains(strings.Join(b.Warnings, "\n"), "secret") {
@@ -56,43 +57,6 @@ func TestSecretInTheChangeIsDiscarded(t *testing.T) {
 	}
 	if strings.Contains(out.Summary, canary) {
 		t.Fatal("canary in the summary")
-	}
-}
-
-func TestRedactorReplacesLongestFirst(t *testing.T) {
-	t.Parallel()
-	r := newRedactor([]string{"abcdefgh", "abcdefgh-longer-secret"})
-	if got := r("x abcdefgh-longer-secret y abcdefgh"); got != "x *** y ***" {
-		t.Fatalf("got %q", got)
-	}
-}
-
-// actions/checkout keeps the token in .git/config as
-// "AUTHORIZATION: basic base64(x-access-token:TOKEN)", which test code the
-// model wrote can print: the redactor must catch the token base64-encoded
-// at any alignment, in both alphabets.
-func TestRedactorCatchesBase64EncodedSecrets(t *testing.T) {
-	t.Parallel()
-	const secret = "ghs_16C7e42F292c6912E7710c838347Ae178B4a"
-	r := newRedactor([]string{secret})
-	for _, prefix := range []string{"", "x", "x-access-token:", "ab", "abc"} {
-		for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.URLEncoding, base64.RawStdEncoding} {
-			plain := prefix + secret + "\n"
-			encoded := enc.EncodeToString([]byte(plain))
-			got := r("AUTHORIZATION: basic " + encoded)
-			if strings.Contains(got, encoded) {
-				t.Errorf("prefix %q: base64 %q not redacted: %q", prefix, encoded, got)
-			}
-			// What is left must not decode back to the secret.
-			for _, part := range strings.Split(strings.TrimPrefix(got, "AUTHORIZATION: basic "), "***") {
-				if dec, err := enc.DecodeString(part); err == nil && strings.Contains(string(dec), secret[4:]) {
-					t.Errorf("prefix %q: %q still decodes to the secret", prefix, part)
-				}
-			}
-		}
-	}
-	if got := r("plain text with no secret"); got != "plain text with no secret" {
-		t.Fatalf("changed unrelated text: %q", got)
 	}
 }
 
@@ -132,8 +96,7 @@ func TestSecretsPrintedByTestsAreRedactedEverywhere(t *testing.T) {
 		{Message: "## Summary\nthe token is " + canary + " aka " + b64 + "\n## Root cause\nx\n## Assumptions\nnone"},
 	}}}
 	trace := t.TempDir() + "/trace.jsonl"
-	out, err := Run(context.Background(), Options{Mode: agent.ModeFix, Workdir: dir, TestCommand: "go test -v .",
-		Provider: "script", ModelImpl: m, TracePath: trace, Environ: append(os.Environ(), "GITHUB_TOKEN="+canary)})
+	out, err := Run(context.Background(), Job{Mode: agent.ModeFix, Workdir: dir, TestCommand: "go test -v .", TracePath: trace}, Deps{Model: script(m), Environ: append(os.Environ(), "GITHUB_TOKEN="+canary)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -180,8 +143,7 @@ func TestFailingTestThatNoLongerRunsIsNotValidated(t *testing.T) {
 				patchCall(patch),
 				{Message: "## Summary\ndone\n## Root cause\nx\n## Assumptions\nnone"},
 			}}
-			out, err := Run(context.Background(), Options{Mode: agent.ModeFix, Workdir: dir, TestCommand: "go test ./...",
-				Provider: "script", ModelImpl: m})
+			out, err := Run(context.Background(), Job{Mode: agent.ModeFix, Workdir: dir, TestCommand: "go test ./..."}, Deps{Model: script(m)})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -189,8 +151,8 @@ func TestFailingTestThatNoLongerRunsIsNotValidated(t *testing.T) {
 			if len(b.Files) != 1 {
 				t.Fatalf("the patch did not apply: %v %v", b.Files, b.Steps)
 			}
-			if b.Status == bundle.StatusFixed || out.ExitCode == ExitOK || b.Validated() {
-				t.Fatalf("status %s, exit %d, validation %+v", b.Status, out.ExitCode, b.Validation)
+			if b.Status == bundle.StatusFixed || b.Validated() {
+				t.Fatalf("status %s, validation %+v", b.Status, b.Validation)
 			}
 		})
 	}
@@ -220,8 +182,7 @@ func TestAgentsMDSymlinkIntoGitIsNotRead(t *testing.T) {
 		t.Fatal(err)
 	}
 	m := &recording{scripted: scripted{outs: []agent.Output{{Message: "## Summary\nno\n## Root cause\nx\n## Assumptions\nnone"}}}}
-	if _, err := Run(context.Background(), Options{Mode: agent.ModeExplain, Workdir: dir, TestCommand: "go test ./...",
-		Provider: "script", ModelImpl: m}); err != nil {
+	if _, err := Run(context.Background(), Job{Mode: agent.ModeExplain, Workdir: dir, TestCommand: "go test ./..."}, Deps{Model: script(m)}); err != nil {
 		t.Fatal(err)
 	}
 	if len(m.reqs) == 0 {
@@ -241,7 +202,7 @@ func TestCheckTailStartsAtALine(t *testing.T) {
 	rest := "\n" + strings.Repeat("x", tailBytes-10-len("\n\nlast line\n")) + "\nlast line\n"
 	out := "line before the secret " + secret + rest
 	c := checkFrom("full", tools.RunOutcome{Output: out})
-	if tail := newRedactor([]string{secret})(c.Tail); strings.Contains(tail, secret[len(secret)-10:]) {
+	if tail := redact.New([]string{secret})(c.Tail); strings.Contains(tail, secret[len(secret)-10:]) {
 		t.Fatalf("the tail keeps part of the secret: %.60q", tail)
 	}
 	if !strings.HasSuffix(c.Tail, "last line\n") {
@@ -264,8 +225,7 @@ func TestProtectedPathWrittenByTestCodeIsNotAFix(t *testing.T) {
 		patchCall("--- a/cart.go\n+++ b/cart.go\n@@ -14 +14 @@\n-\tfor i := 1; i < len(items); i++ {\n+\tfor i := 0; i < len(items); i++ {\n"),
 		{Message: "## Summary\ndone\n## Root cause\nx\n## Assumptions\nnone"},
 	}}
-	out, err := Run(context.Background(), Options{Mode: agent.ModeFix, Workdir: dir, TestCommand: "go test ./...",
-		Provider: "script", ModelImpl: m})
+	out, err := Run(context.Background(), Job{Mode: agent.ModeFix, Workdir: dir, TestCommand: "go test ./..."}, Deps{Model: script(m)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -273,8 +233,8 @@ func TestProtectedPathWrittenByTestCodeIsNotAFix(t *testing.T) {
 		t.Fatalf("the test code did not run, the test proves nothing: %v", err)
 	}
 	b := out.Bundle
-	if b.Status == bundle.StatusFixed || out.ExitCode == ExitOK {
-		t.Fatalf("status %s exit %d with files %v", b.Status, out.ExitCode, paths(b.Files))
+	if b.Status == bundle.StatusFixed {
+		t.Fatalf("status %s with files %v", b.Status, paths(b.Files))
 	}
 	for _, f := range b.Files {
 		if strings.HasPrefix(f.Path, ".github/") {
@@ -303,12 +263,13 @@ func TestUnwritableOutputPathIsAUsageError(t *testing.T) {
 		t.Fatal(err)
 	}
 	missing := filepath.Join(t.TempDir(), "no", "such", "dir")
-	for _, o := range []Options{{BundlePath: filepath.Join(missing, "b.json")}, {SummaryPath: filepath.Join(missing, "s.md")}} {
+	for _, o := range []Job{{BundlePath: filepath.Join(missing, "b.json")}, {SummaryPath: filepath.Join(missing, "s.md")}} {
 		m := &scripted{outs: []agent.Output{{Message: "## Summary\nx\n## Root cause\nx\n## Assumptions\nnone"}}}
-		o.Mode, o.Workdir, o.TestCommand, o.Provider, o.ModelImpl = agent.ModeExplain, dir, "go test ./...", "script", m
-		_, err := Run(context.Background(), o)
-		if !errors.Is(err, ErrUsage) {
-			t.Errorf("bundle %q summary %q: err %v, want ErrUsage", o.BundlePath, o.SummaryPath, err)
+		o.Mode, o.Workdir, o.TestCommand = agent.ModeExplain, dir, "go test ./..."
+		_, err := Run(context.Background(), o, Deps{Model: script(m)})
+		var ce *ConfigError
+		if !errors.As(err, &ce) || (ce.Field != "bundle" && ce.Field != "summary") || !strings.Contains(err.Error(), "its directory does not exist") {
+			t.Errorf("bundle %q summary %q: err %v, want a ConfigError naming the field", o.BundlePath, o.SummaryPath, err)
 		}
 		if len(m.outs) != 1 {
 			t.Errorf("the model was asked before the configuration was checked (err %v)", err)
@@ -327,9 +288,10 @@ func TestUnparsableTestCommandIsAUsageError(t *testing.T) {
 	marker := filepath.Join(t.TempDir(), "ran")
 	for _, line := range []string{"touch " + marker + " 'unterminated", `touch ` + marker + ` "unterminated`, "touch " + marker + ` \`} {
 		m := &scripted{outs: []agent.Output{{Message: "## Summary\nx\n## Root cause\nx\n## Assumptions\nnone"}}}
-		_, err := Run(context.Background(), Options{Mode: agent.ModeExplain, Workdir: dir, TestCommand: line, Provider: "script", ModelImpl: m})
-		if !errors.Is(err, ErrUsage) || !strings.Contains(err.Error(), "test command") {
-			t.Errorf("%q: err %v, want ErrUsage naming the test command", line, err)
+		_, err := Run(context.Background(), Job{Mode: agent.ModeExplain, Workdir: dir, TestCommand: line}, Deps{Model: script(m)})
+		var ce *ConfigError
+		if !errors.As(err, &ce) || ce.Field != "test-command" {
+			t.Errorf("%q: err %v, want a ConfigError naming the test command", line, err)
 		}
 		if len(m.outs) != 1 {
 			t.Errorf("%q: the model was asked", line)
@@ -361,8 +323,7 @@ func TestSecretInABinaryFileIsDiscarded(t *testing.T) {
 	// GO_LEAKED is allow-listed and not a secret name, so it reaches the
 	// test; GITHUB_TOKEN has the same value.
 	env := append(os.Environ(), "GO_LEAKED="+canary, "GITHUB_TOKEN="+canary)
-	out, err := Run(context.Background(), Options{Mode: agent.ModeFix, Workdir: dir, TestCommand: "go test ./...",
-		Provider: "script", ModelImpl: m, Environ: env})
+	out, err := Run(context.Background(), Job{Mode: agent.ModeFix, Workdir: dir, TestCommand: "go test ./..."}, Deps{Model: script(m), Environ: env})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -394,8 +355,7 @@ func TestHugeChangedFileIsNotAFix(t *testing.T) {
 		{ToolCalls: []agent.ToolCall{{Name: "run_test", Arguments: json.RawMessage(`{}`)}}},
 		{Message: "## Summary\ndone\n## Root cause\nx\n## Assumptions\nnone"},
 	}}
-	out, err := Run(context.Background(), Options{Mode: agent.ModeFix, Workdir: dir, TestCommand: "go test ./...",
-		Provider: "script", ModelImpl: m})
+	out, err := Run(context.Background(), Job{Mode: agent.ModeFix, Workdir: dir, TestCommand: "go test ./..."}, Deps{Model: script(m)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -416,8 +376,7 @@ func TestTraceInsideTheWorkspaceIsNotPartOfTheChange(t *testing.T) {
 		patchCall("--- a/cart.go\n+++ b/cart.go\n@@ -14 +14 @@\n-\tfor i := 1; i < len(items); i++ {\n+\tfor i := 0; i < len(items); i++ {\n"),
 		{Message: "## Summary\ndone\n## Root cause\nx\n## Assumptions\nnone"},
 	}}
-	out, err := Run(context.Background(), Options{Mode: agent.ModeFix, Workdir: dir, TestCommand: "go test ./...",
-		Provider: "script", ModelImpl: m, TracePath: filepath.Join(dir, "trace.jsonl")})
+	out, err := Run(context.Background(), Job{Mode: agent.ModeFix, Workdir: dir, TestCommand: "go test ./...", TracePath: filepath.Join(dir, "trace.jsonl")}, Deps{Model: script(m)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -426,33 +385,6 @@ func TestTraceInsideTheWorkspaceIsNotPartOfTheChange(t *testing.T) {
 	}
 	if out.Bundle.Status != bundle.StatusFixed {
 		t.Fatalf("status %s", out.Bundle.Status)
-	}
-}
-
-func TestRedactorMasksPartsOfACutSecret(t *testing.T) {
-	t.Parallel()
-	const secret = "ghp_0123456789abcdefghijABCDEFGHIJ0123"
-	r := newRedactor([]string{secret})
-	cut := "token = " + secret[:24] + " [... line cut: 900 bytes in all]"
-	got := r(cut)
-	for i := 0; i+fragmentLen <= len(secret); i++ {
-		if strings.Contains(got, secret[i:i+fragmentLen]) {
-			t.Fatalf("a %d-byte part of the secret survived: %q", fragmentLen, got)
-		}
-	}
-	if r("x "+secret+" y") != "x *** y" {
-		t.Fatalf("whole secret: %q", r("x "+secret+" y"))
-	}
-	if r("ordinary text 0123456789") != "ordinary text 0123456789" {
-		t.Fatal("ordinary text changed")
-	}
-}
-
-func TestRedactorKeepsPartsOfPathLikeSecrets(t *testing.T) {
-	t.Parallel()
-	r := newRedactor([]string{"/home/runner/work/_temp/secret-file-path"})
-	if got := r("see /home/runner/work/repo/repo/cart.go:14"); got != "see /home/runner/work/repo/repo/cart.go:14" {
-		t.Fatalf("path fragment masked: %q", got)
 	}
 }
 
@@ -468,12 +400,12 @@ func TestTestEnvReachesTheTestCommand(t *testing.T) {
 		}
 		m := &scripted{outs: []agent.Output{{Message: "## Summary\nno\n## Root cause\nx\n## Assumptions\nnone"}}}
 		env := append(os.Environ(), "APP_DB_URL=postgres://db", "APP_API_TOKEN=tok-canary")
-		o := Options{Mode: agent.ModeFix, Workdir: dir, Provider: "script", ModelImpl: m, Environ: env,
+		o := Job{Mode: agent.ModeFix, Workdir: dir,
 			TestCommand: `sh -c 'printf "%s|%s" "$APP_DB_URL" "$APP_API_TOKEN" > seen.env; exit 1'`}
 		if named {
 			o.TestEnv = []string{"APP_DB_URL", "APP_API_TOKEN"}
 		}
-		if _, err := Run(context.Background(), o); err != nil {
+		if _, err := Run(context.Background(), o, Deps{Model: script(m), Environ: env}); err != nil {
 			t.Fatal(err)
 		}
 		data, err := os.ReadFile(filepath.Join(dir, "seen.env"))
@@ -488,4 +420,13 @@ func TestTestEnvReachesTheTestCommand(t *testing.T) {
 			t.Errorf("named=%v: the test command saw %q, want %q", named, data, want)
 		}
 	}
+}
+
+// script is m as the run's model, reported as the script provider.
+func script(m agent.Model) provider.Selected {
+	s, err := provider.Choice{Config: provider.Config{Provider: provider.ProviderScript}}.Use(m)
+	if err != nil {
+		panic(err)
+	}
+	return s
 }

@@ -21,12 +21,12 @@ const tailBytes = 4 << 10
 
 // failureContext extracts what failed: from the given log, or from the
 // harness's own first run of the test command (returned as a check).
-func (o *Options) failureContext(ctx context.Context, ws *tools.Workspace, rt *tools.RunTest, cont *containment) (*failure.FailureContext, *bundle.Check, error) {
+func (o *runner) failureContext(ctx context.Context, ws *tools.Workspace, rt *tools.RunTest, cont *containment) (*failure.FailureContext, *bundle.Check, error) {
 	fopt := failure.Options{Workspace: ws.Dir()}
 	if logs := o.failureLogs(); len(logs) > 0 {
 		fc, err := ExtractFailures(logs, ws.Dir())
 		if err != nil {
-			return nil, nil, fmt.Errorf("%w: --failure-log: %v", ErrUsage, err)
+			return nil, nil, configErr("failure-log", ": %v", err)
 		}
 		return fc, nil, nil
 	}

@@ -122,7 +122,7 @@ func (p *publisher) propose(ctx context.Context, draft bool, why string) (*Resul
 	}
 	if job.PR != 0 && job.PR != res.PRNumber {
 		msg := fmt.Sprintf("**Proposed a fix in %s** (%s).\n", res.PRURL, res.Reason)
-		if c, err := p.tracker.Post(ctx, p.header()+msg); err != nil {
+		if c, err := p.tracker.Post(ctx, p.header(false)+msg); err != nil {
 			p.logf("publish: warning: %v", err)
 		} else {
 			res.CommentURL = c.HTMLURL
@@ -201,7 +201,7 @@ func (p *publisher) push(ctx context.Context) (*Result, error) {
 	})
 	if errors.Is(err, ghapi.ErrHeadMoved) {
 		why := fmt.Sprintf("%s moved since the fix was made at %s: not committing over newer work; run `/mini-agent fix` again", job.Branch, short(b.BaseSHA))
-		body := p.header() + "**" + sentence(why) + "** The validated fix for the older head is below.\n\n"
+		body := p.header(true) + "**" + sentence(why) + "** The validated fix for the older head is below.\n\n"
 		res := &Result{Status: StatusNotFixed, Action: ActionHeadMoved, Reason: why, PRNumber: job.PR, PRURL: job.PRURL}
 		c, cerr := p.tracker.Post(ctx, withDiff(body+report.Body(b, report.Options{}), b.Diff, "The fix (validated on the older head)"))
 		if cerr != nil {
@@ -217,7 +217,7 @@ func (p *publisher) push(ctx context.Context) (*Result, error) {
 		Reason: fmt.Sprintf("committed %s on %s (#%d)", short(commit.SHA), job.Branch, job.PR)}
 	// The commit is on the branch: a comment that cannot be written must not
 	// turn that into a failure (as in propose, it is a warning).
-	c, err := p.tracker.Post(ctx, p.header()+fmt.Sprintf("**Pushed a validated fix: %s.**\n\n", commit.SHA)+report.Body(b, report.Options{CINote: CINote}))
+	c, err := p.tracker.Post(ctx, p.header(true)+fmt.Sprintf("**Pushed a validated fix: %s.**\n\n", commit.SHA)+report.Body(b, report.Options{CINote: CINote}))
 	if err != nil {
 		p.logf("publish: warning: pushed %s but could not write the tracking comment: %v", short(commit.SHA), err)
 		return res, nil

@@ -30,6 +30,9 @@ const (
 	StatusExplained Status = "explained"
 	StatusSkipped   Status = "skipped"
 	StatusFailed    Status = "failed"
+	// StatusAnswered: a person's `/mini-agent help` (or an unknown
+	// command) was answered on the PR; no job ran.
+	StatusAnswered Status = "answered"
 )
 
 // StatusOf is the one mapping from a run's status (the bundle's) to the
@@ -94,6 +97,9 @@ type Request struct {
 	Config *config.Config
 	// Log receives one line per decision and write; nil discards.
 	Log io.Writer
+	// Tracker is the job's tracking comment, shared with the caller's own
+	// replies; nil makes one for the job's PR.
+	Tracker *Tracker
 }
 
 // Result is what publishing did.
@@ -132,8 +138,10 @@ func Publish(ctx context.Context, gh GitHub, req Request) (*Result, error) {
 	if b == nil || job == nil || cfg == nil {
 		return nil, errors.New("publish: bundle, job and config are required")
 	}
-	p := &publisher{gh: gh, b: b, job: job, cfg: cfg, log: req.Log,
-		tracker: &Tracker{GH: gh, Owner: job.Owner, Repo: job.Repo, PR: job.PR}}
+	p := &publisher{gh: gh, b: b, job: job, cfg: cfg, log: req.Log, tracker: req.Tracker}
+	if p.tracker == nil {
+		p.tracker = &Tracker{GH: gh, Owner: job.Owner, Repo: job.Repo, PR: job.PR}
+	}
 	if p.log == nil {
 		p.log = io.Discard
 	}
@@ -216,7 +224,7 @@ func (p *publisher) explain(ctx context.Context) (*Result, error) {
 	if p.job.PR == 0 {
 		return &Result{Status: status, Action: ActionNone, Reason: "no pull request to comment on: the explanation is in the job summary"}, nil
 	}
-	c, err := p.tracker.Post(ctx, p.header()+report.Body(p.b, report.Options{}))
+	c, err := p.tracker.Post(ctx, p.header(true)+report.Body(p.b, report.Options{}))
 	if err != nil {
 		return nil, err
 	}
@@ -230,7 +238,7 @@ func (p *publisher) note(ctx context.Context, status Status, action, why string)
 	if p.job.PR == 0 {
 		return res, nil
 	}
-	c, err := p.tracker.Post(ctx, p.header()+"**"+sentence(why)+"**\n")
+	c, err := p.tracker.Post(ctx, p.header(false)+"**"+sentence(why)+"**\n")
 	if err != nil {
 		return nil, err
 	}
@@ -250,7 +258,7 @@ func (p *publisher) noFix(ctx context.Context, action, why string, draftOK bool)
 		res.Reason += "; no pull request to comment on: the report is in the job summary"
 		return res, nil
 	}
-	body := p.header() + "**No validated fix: " + why + ".** Nothing was pushed.\n\n"
+	body := p.header(true) + "**No validated fix: " + why + ".** Nothing was pushed.\n\n"
 	c, err := p.tracker.Post(ctx, withDiff(body+report.Body(p.b, report.Options{Headline: "no validated fix"}), p.b.Diff, "Diff so far (not validated)"))
 	if err != nil {
 		return nil, err
@@ -267,7 +275,7 @@ func (p *publisher) commentFix(ctx context.Context) (*Result, error) {
 	if p.job.PR == 0 {
 		return res, nil
 	}
-	body := p.header() + "**Validated fix.** The head is in a fork, so mini-agent does not push; apply the diff below " +
+	body := p.header(true) + "**Validated fix.** The head is in a fork, so mini-agent does not push; apply the diff below " +
 		"(`git apply`) or allow edits from maintainers and push it yourself.\n\n"
 	c, err := p.tracker.Post(ctx, withDiff(body+report.Body(p.b, report.Options{}), p.b.Diff, "The fix (validated)"))
 	if err != nil {
@@ -277,11 +285,13 @@ func (p *publisher) commentFix(ctx context.Context) (*Result, error) {
 	return res, nil
 }
 
-// header starts every tracking comment: what triggered the run and the policy.
-func (p *publisher) header() string {
+// header starts every tracking comment: what triggered the run and the
+// policy; withReport: the report that follows says the policy itself.
+func (p *publisher) header(withReport bool) string {
 	var w strings.Builder
 	fmt.Fprintf(&w, "**mini-agent** · %s\n\n", p.job.Trigger)
-	if p.job.Reason != "" {
+	// The report states the write policy itself: say it once.
+	if p.job.Reason != "" && !(withReport && p.b.Extra.Policy != "") {
 		fmt.Fprintf(&w, "Write policy: **%s**. %s\n\n", p.job.Write, sentence(p.job.Reason))
 	}
 	return w.String()

@@ -59,8 +59,13 @@ func Body(b *bundle.Bundle, o Options) string {
 	if why := Why(b); why != "" {
 		fmt.Fprintf(&w, "**%s**\n\n", Untrusted(upperFirst(why)))
 	}
-	if b.Extra.RunURL != "" {
+	switch {
+	case b.Extra.RunURL != "":
 		fmt.Fprintf(&w, "Failing run: %s\n\n", b.Extra.RunURL)
+	case b.Extra.Policy != "":
+		// Published from GitHub with no known failing run (a comment
+		// command): no link rather than a link to mini-agent's own run.
+		w.WriteString("Failing run: none known; the failure below is what mini-agent reproduced on this head.\n\n")
 	}
 	if b.Extra.Policy != "" {
 		fmt.Fprintf(&w, "Write policy: **%s**. %s\n\n", b.Extra.Policy, b.Extra.Reason)

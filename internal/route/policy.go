@@ -92,7 +92,11 @@ func (t *Trigger) Resolve(ctx context.Context, gh GitHub, cfg *config.Config) (D
 			t.headRepo = deletedFork
 		}
 		if why := t.Authorize(cfg); why != "" {
-			return skip(2, "%s", why), nil
+			// The commenter was authorized before the PR was read: a
+			// refusal now (a fork head, mini-agent's own branch) is
+			// answered like the other refusals after reading the PR.
+			job.PR, job.PRURL = pr.Number, pr.HTMLURL
+			return stop(job, "%s", why), nil
 		}
 	case kindInJobPR:
 		labels, err := gh.Labels(ctx, t.owner, t.repo, t.prNumber)

@@ -1,7 +1,8 @@
-package main
+package action
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"os"
 	"os/exec"
@@ -16,9 +17,10 @@ import (
 )
 
 const (
-	testToken  = "ghs_action_test_token_0123456789"
-	testAPIKey = "sk-test-api-key-0123456789"
-	testRepo   = "octo-org/shop"
+	testVersion = "v0.0.0-test"
+	testToken   = "ghs_action_test_token_0123456789"
+	testAPIKey  = "sk-test-api-key-0123456789"
+	testRepo    = "octo-org/shop"
 )
 
 // scene is a repository with the demo's bug: a local checkout (real git, a
@@ -83,7 +85,7 @@ func (sc *scene) failingLog(t *testing.T) string {
 
 // env builds the action's environment for event name and payload. Inputs
 // are given without the INPUT_ prefix, as in action.yml.
-func (sc *scene) env(t *testing.T, event string, payload any, inputs map[string]string) (actionEnv, map[string]string, *bytes.Buffer) {
+func (sc *scene) env(t *testing.T, event string, payload any, inputs map[string]string) (Env, map[string]string, *bytes.Buffer) {
 	t.Helper()
 	b, err := json.Marshal(payload)
 	if err != nil {
@@ -113,7 +115,7 @@ func (sc *scene) env(t *testing.T, event string, payload any, inputs map[string]
 		environ = append(environ, k+"="+v)
 	}
 	stdout := &bytes.Buffer{}
-	return actionEnv{Getenv: func(k string) string { return vars[k] }, Environ: environ, Stdout: stdout, Stderr: stdout,
+	return Env{Version: testVersion, Getenv: func(k string) string { return vars[k] }, Environ: environ, Stdout: stdout, Stderr: stdout,
 		WriteInterval: -1}, vars, stdout
 }
 
@@ -175,4 +177,12 @@ func writeFile(t *testing.T, p, content string) {
 	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// actionMain runs the action and returns its exit code.
+func actionMain(ctx context.Context, env Env) int { return Run(ctx, env).Code }
+
+// publishMain runs publish and returns its exit code.
+func publishMain(ctx context.Context, env Env, bundlePath, cfgPath string) int {
+	return Publish(ctx, env, bundlePath, cfgPath).Code
 }

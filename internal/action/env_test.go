@@ -1,8 +1,9 @@
-package main
+package action
 
 import (
 	"bytes"
 	"encoding/base64"
+	"github.com/sethvargo/go-githubactions"
 	"os"
 	"path/filepath"
 	"slices"
@@ -16,7 +17,6 @@ import (
 	"github.com/org/mini-agent/internal/proc"
 	"github.com/org/mini-agent/internal/publish"
 	"github.com/org/mini-agent/internal/route"
-	"github.com/sethvargo/go-githubactions"
 )
 
 func TestReadInputs(t *testing.T) {
@@ -78,31 +78,6 @@ func TestReadInputs(t *testing.T) {
 	}
 }
 
-func TestDetectTestCommand(t *testing.T) {
-	t.Parallel()
-	tests := []struct {
-		files []string
-		want  string
-	}{
-		{[]string{"go.mod", "package.json"}, "go test ./..."},
-		{[]string{"package.json"}, "npm test"},
-		{[]string{"Cargo.toml"}, "cargo test"},
-		{[]string{"pyproject.toml"}, "pytest"},
-		{[]string{"pytest.ini"}, "pytest"},
-		{[]string{"setup.cfg"}, "pytest"},
-		{[]string{"README.md", "sub/go.mod"}, ""},
-	}
-	for _, tt := range tests {
-		dir := t.TempDir()
-		for _, f := range tt.files {
-			writeFile(t, filepath.Join(dir, f), "x\n")
-		}
-		if got := detectTestCommand(dir); got != tt.want {
-			t.Errorf("%v: %q, want %q", tt.files, got, tt.want)
-		}
-	}
-}
-
 func TestCommandSafeWriter(t *testing.T) {
 	t.Parallel()
 	var out bytes.Buffer
@@ -130,7 +105,8 @@ func TestActionHelp(t *testing.T) {
 	if code := actionMain(t.Context(), env); code != 0 {
 		t.Fatalf("exit %d\n%s", code, stdout)
 	}
-	if out := outputs(t, vars["GITHUB_OUTPUT"]); out["status"] != "skipped" {
+	// Answered, not skipped: the README defines skipped as an ignored event.
+	if out := outputs(t, vars["GITHUB_OUTPUT"]); out["status"] != "answered" {
 		t.Errorf("outputs = %v", out)
 	}
 	c := sc.s.Comments(testRepo, pr)
@@ -162,13 +138,13 @@ func TestOptionsEnvironHidesRunnerFiles(t *testing.T) {
 		vars[k] = v
 		environ = append(environ, kv)
 	}
-	a := &actionRun{env: actionEnv{Getenv: func(k string) string { return vars[k] }, Environ: environ, Stdout: &bytes.Buffer{}},
-		cfg: &config.Loaded{Config: config.Default()}, job: &route.Job{Mode: agent.ModeFix}, ws: ws, tmp: t.TempDir()}
-	o, err := a.options()
+	c := newConsole(Env{Getenv: func(k string) string { return vars[k] }, Environ: environ, Stdout: &bytes.Buffer{}})
+	p := &prepared{cfg: &config.Loaded{Config: config.Default()}, job: &route.Job{Mode: agent.ModeFix}}
+	pl, err := c.plan(p, ws, t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := strings.Join(o.Environ, "\n")
+	got := strings.Join(pl.environ, "\n")
 	for _, bad := range []string{"GITHUB_ENV=", "GITHUB_PATH=", "GITHUB_OUTPUT=", "GITHUB_STATE=", "GITHUB_STEP_SUMMARY=",
 		"ACTIONS_RUNTIME_URL=", "ACTIONS_CACHE_URL=", "ACTIONS_RESULTS_URL="} {
 		if strings.Contains(got, bad) {
@@ -196,27 +172,25 @@ func TestPersistedCheckoutTokenIsRedacted(t *testing.T) {
 	vars := map[string]string{"INPUT_GITHUB_TOKEN": tok}
 	environ := []string{"PATH=/usr/bin", "INPUT_GITHUB_TOKEN=" + tok}
 	var stdout bytes.Buffer
-	a := &actionRun{env: actionEnv{Getenv: func(k string) string { return vars[k] }, Environ: environ, Stdout: &stdout},
-		cfg: &config.Loaded{Config: config.Default()}, job: &route.Job{Mode: agent.ModeFix}, ws: ws, tmp: t.TempDir(),
-		in: inputs{Token: tok}}
-	a.gha = githubactions.New(githubactions.WithGetenv(a.env.Getenv), githubactions.WithWriter(&stdout))
-	o, err := a.options()
+	c := newConsole(Env{Getenv: func(k string) string { return vars[k] }, Environ: environ, Stdout: &stdout})
+	p := &prepared{cfg: &config.Loaded{Config: config.Default()}, job: &route.Job{Mode: agent.ModeFix}, in: inputs{Token: tok}}
+	pl, err := c.plan(p, ws, t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
-	if secrets := proc.SecretValues(o.Environ, o.SecretNames); !slices.Contains(secrets, basic) || !slices.Contains(secrets, tok) {
+	if secrets := proc.SecretValues(pl.environ, pl.job.SecretNames); !slices.Contains(secrets, basic) || !slices.Contains(secrets, tok) {
 		t.Errorf("secret values %q lack the token's basic-auth form", secrets)
 	}
-	if env := strings.Join(proc.ScrubEnv(o.Environ, o.SecretNames), "\n"); strings.Contains(env, basic) {
+	if env := strings.Join(proc.ScrubEnv(pl.environ, pl.job.SecretNames), "\n"); strings.Contains(env, basic) {
 		t.Error("the test command's environment holds the token's basic-auth form")
 	}
 
-	a.warnPersistedCredentials(t.Context())
+	c.warnPersistedCredentials(t.Context(), ws)
 	if strings.Contains(stdout.String(), "persist-credentials") {
 		t.Errorf("warned without a persisted credential: %s", stdout.String())
 	}
 	git(t, ws, "config", "--local", "http.https://github.com/.extraheader", "AUTHORIZATION: basic "+basic)
-	a.warnPersistedCredentials(t.Context())
+	c.warnPersistedCredentials(t.Context(), ws)
 	if !strings.Contains(stdout.String(), "::warning") || !strings.Contains(stdout.String(), "persist-credentials: false") {
 		t.Errorf("no warning about the persisted token: %s", stdout.String())
 	}
@@ -234,8 +208,8 @@ func TestSummaryDiffFenceHoldsAnyBackticks(t *testing.T) {
 		ticks := strings.Repeat("`", run)
 		diff := "--- a/x.md\n+++ b/x.md\n@@ -1 +1,2 @@\n x\n" + ticks + "\n## injected heading\n"
 		b := &bundle.Bundle{Version: bundle.Version, Status: bundle.StatusValidationFailed, Diff: diff}
-		a := &actionRun{}
-		s := a.summary(b, &publish.Result{Status: publish.StatusNotFixed, Action: publish.ActionNoFixFound, Reason: "test"})
+		c := newConsole(Env{Getenv: func(string) string { return "" }, Stdout: &bytes.Buffer{}})
+		s := c.summary(nil, b, &publish.Result{Status: publish.StatusNotFixed, Action: publish.ActionNoFixFound, Reason: "test"})
 		_, block, ok := strings.Cut(s, "<summary>Diff")
 		if !ok {
 			t.Fatalf("no diff block:\n%s", s)

@@ -1,15 +1,17 @@
-package main
+package action
 
 import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"regexp"
 	"strings"
 	"sync/atomic"
 	"testing"
 
 	"github.com/org/mini-agent/ghapi/ghtest"
+	"github.com/org/mini-agent/internal/exitcode"
 )
 
 // The action driven through injected faults: GitHub's API, the log storage
@@ -193,5 +195,25 @@ func TestFaultModelOutage(t *testing.T) {
 	}
 	if len(sc.s.Branches(testRepo)) != 1 || len(sc.s.Pulls(testRepo)) != 0 {
 		t.Errorf("branches %q, %d PRs", sc.s.Branches(testRepo), len(sc.s.Pulls(testRepo)))
+	}
+}
+
+// TestFaultPublishRefusedByGitHub: the run fixes, then GitHub refuses to
+// create the branch (403, not retried): the action fails with exit 4, and
+// still names the bundle and trace it wrote, so the fix is not lost.
+func TestFaultPublishRefusedByGitHub(t *testing.T) {
+	t.Parallel()
+	sc := faultScene(t, ghtest.Fault{Method: http.MethodPost, Path: "/repos/" + testRepo + "/git/*", Status: http.StatusForbidden, Times: -1})
+	code, out, log := sc.runAction(t, nil)
+	if code != exitcode.Failed || out["status"] != "failed" {
+		t.Fatalf("exit %d, status %q; want %d failed\n%s", code, out["status"], exitcode.Failed, log)
+	}
+	for _, name := range []string{"bundle", "trace"} {
+		if _, err := os.Stat(out[name]); out[name] == "" || err != nil {
+			t.Errorf("output %s = %q: %v", name, out[name], err)
+		}
+	}
+	if n := len(sc.s.Pulls(testRepo)); n != 0 {
+		t.Errorf("%d PRs opened", n)
 	}
 }

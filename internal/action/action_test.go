@@ -1,6 +1,7 @@
-package main
+package action
 
 import (
+	"github.com/org/mini-agent/internal/exitcode"
 	"io"
 	"net/http"
 	"net/url"
@@ -51,7 +52,7 @@ func TestActionWorkflowRunFixer(t *testing.T) {
 	}
 	for _, want := range []string{"Step trace", "apply_patch", "Prices are in cents", "full test command",
 		"Failing run: https://github.com/octo-org/shop/actions/runs/101", "Write policy: **propose**", "GITHUB_TOKEN", "attempts=1",
-		"<sub>Written by mini-agent " + versionString() + ".</sub>"} {
+		"<sub>Written by mini-agent " + testVersion + ".</sub>"} {
 		if !strings.Contains(pulls[0].Body, want) {
 			t.Errorf("PR body lacks %q", want)
 		}
@@ -179,6 +180,12 @@ func TestActionCommentCommand(t *testing.T) {
 	if n := sc.s.Count("PATCH", "/repos/octo-org/shop/issues/comments/"); n != 1 {
 		t.Errorf("tracking comment edited %d times, want 1 (progress, then result)", n)
 	}
+	// The failing run of a comment command is not known: no link to
+	// mini-agent's own run (4242), and the PR body says so.
+	if body := pulls[1].Body; strings.Contains(body, "/actions/runs/4242") || strings.Contains(body, "Failing run: https://") ||
+		!strings.Contains(body, "Failing run: none known") {
+		t.Errorf("the PR body links a failing run it does not know:\n%s", body)
+	}
 	trace, _ := os.ReadFile(out["trace"])
 	if !strings.Contains(string(trace), "turn.start") {
 		t.Error("no trace written")
@@ -240,7 +247,7 @@ func TestActionSkipsAndFailures(t *testing.T) {
 			want: `unknown key "of"`, payload: func(sc *scene) any { return workflowRunPayload(9, sc.head, "main", nil) }},
 		{name: "bad input", event: "workflow_run", inputs: map[string]string{"max-steps": "lots"}, status: "failed", wantCode: 2,
 			want: "max-steps", payload: func(sc *scene) any { return workflowRunPayload(9, sc.head, "main", nil) }},
-		{name: "unknown run", event: "workflow_run", status: "failed", wantCode: ExitFailed, requests: true, want: "jobs of run 9",
+		{name: "unknown run", event: "workflow_run", status: "failed", wantCode: exitcode.Failed, requests: true, want: "jobs of run 9",
 			payload: func(sc *scene) any {
 				p := workflowRunPayload(9, sc.head, "main", nil)
 				p["workflow_run"].(map[string]any)["pull_requests"] = []map[string]any{{"number": 77}}
@@ -335,8 +342,8 @@ func TestActionHungLogDownloadHasADeadline(t *testing.T) {
 	select {
 	case code := <-done:
 		out := outputs(t, vars["GITHUB_OUTPUT"])
-		if code != ExitFailed || out["status"] != "failed" {
-			t.Errorf("exit %d status %q, want %d failed\n%s", code, out["status"], ExitFailed, stdout)
+		if code != exitcode.Failed || out["status"] != "failed" {
+			t.Errorf("exit %d status %q, want %d failed\n%s", code, out["status"], exitcode.Failed, stdout)
 		}
 	case <-time.After(20 * time.Second):
 		t.Fatal("the action hangs on a log download that never ends")
@@ -365,8 +372,8 @@ func TestActionRefusedPublishUpdatesTheTrackingComment(t *testing.T) {
 	id := sc.s.AddComment(testRepo, pr, "hubot", "MEMBER", "/mini-agent fix")
 	env, vars, stdout := sc.env(t, "issue_comment", commentPayload(pr, id, "hubot", "User", "MEMBER", "/mini-agent fix"), nil)
 	code := actionMain(t.Context(), env)
-	if out := outputs(t, vars["GITHUB_OUTPUT"]); code != ExitFailed || out["status"] != "failed" {
-		t.Fatalf("exit %d status %q, want %d failed\n%s", code, out["status"], ExitFailed, stdout)
+	if out := outputs(t, vars["GITHUB_OUTPUT"]); code != exitcode.Failed || out["status"] != "failed" {
+		t.Fatalf("exit %d status %q, want %d failed\n%s", code, out["status"], exitcode.Failed, stdout)
 	}
 	comments := sc.s.Comments(testRepo, pr)
 	if len(comments) != 2 {
@@ -397,5 +404,58 @@ func TestActionCommentOnAnOffPRGetsAnAnswer(t *testing.T) {
 	}
 	if n := len(sc.s.Pulls(testRepo)); n != 1 {
 		t.Errorf("%d PRs: a skipped command opened one", n)
+	}
+}
+
+// TestActionCommentOnAForkPRGetsAnAnswer: a member's `/mini-agent fix` on a
+// fork PR the policy does not allow is refused after the PR is read, and
+// the refusal is answered on the tracking comment like the other refusals.
+func TestActionCommentOnAForkPRGetsAnAnswer(t *testing.T) {
+	t.Parallel()
+	sc := newScene(t, "")
+	pr := sc.s.AddPR(testRepo, ghtest.PR{Title: "From a fork", Head: "patch-1", HeadRepo: "someone/shop",
+		HeadSHA: strings.Repeat("f", 40), Base: "main"})
+	id := sc.s.AddComment(testRepo, pr, "hubot", "MEMBER", "/mini-agent fix")
+	env, vars, stdout := sc.env(t, "issue_comment", commentPayload(pr, id, "hubot", "User", "MEMBER", "/mini-agent fix"), nil)
+	if code := actionMain(t.Context(), env); code != 0 {
+		t.Fatalf("exit %d\n%s", code, stdout)
+	}
+	if out := outputs(t, vars["GITHUB_OUTPUT"]); out["status"] != "skipped" {
+		t.Errorf("outputs = %v", out)
+	}
+	comments := sc.s.Comments(testRepo, pr)
+	if len(comments) != 2 || !strings.Contains(comments[1].Body, "**Skipped:** the failing head is in the fork someone/shop") {
+		t.Fatalf("comments = %+v, want the command and an answer naming the fork", comments)
+	}
+	if n := len(sc.s.Pulls(testRepo)); n != 1 {
+		t.Errorf("%d PRs: a refused command opened one", n)
+	}
+}
+
+// TestActionExplainCommandStatesThePolicyOnce: the tracking comment that
+// carries the report names the write policy once (the report says it; the
+// comment's header does not repeat it), and links no failing run.
+func TestActionExplainCommandStatesThePolicyOnce(t *testing.T) {
+	t.Parallel()
+	sc, pr := prScene(t, "")
+	id := sc.s.AddComment(testRepo, pr, "hubot", "MEMBER", "/mini-agent explain")
+	env, vars, stdout := sc.env(t, "issue_comment", commentPayload(pr, id, "hubot", "User", "MEMBER", "/mini-agent explain"),
+		map[string]string{"script": filepath.Join("testdata", "explain.jsonl")})
+	if code := actionMain(t.Context(), env); code != 0 {
+		t.Fatalf("exit %d\n%s", code, stdout)
+	}
+	if out := outputs(t, vars["GITHUB_OUTPUT"]); out["status"] != "explained" {
+		t.Errorf("outputs = %v", out)
+	}
+	comments := sc.s.Comments(testRepo, pr)
+	if len(comments) != 2 || !strings.Contains(comments[1].Body, "### Root cause") {
+		t.Fatalf("comments = %+v, want the command and the report", comments)
+	}
+	body := comments[1].Body
+	if n := strings.Count(body, "Write policy:"); n != 1 {
+		t.Errorf("the tracking comment states the write policy %d times:\n%s", n, body)
+	}
+	if strings.Contains(body, "/actions/runs/4242") || !strings.Contains(body, "Failing run: none known") {
+		t.Errorf("the tracking comment links a failing run it does not know:\n%s", body)
 	}
 }

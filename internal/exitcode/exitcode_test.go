@@ -1,0 +1,92 @@
+package exitcode
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+
+	"github.com/org/mini-agent/agent/provider"
+	"github.com/org/mini-agent/internal/bundle"
+	"github.com/org/mini-agent/internal/config"
+	"github.com/org/mini-agent/internal/pipeline"
+	"github.com/org/mini-agent/internal/publish"
+	"github.com/org/mini-agent/internal/route"
+)
+
+func TestForErrors(t *testing.T) {
+	t.Parallel()
+	live := context.Background()
+	cancelled, cancel := context.WithCancel(context.Background())
+	cancel()
+	wrap := func(err error) error { return fmt.Errorf("layer: %w", err) }
+	for _, c := range []struct {
+		name        string
+		ctx         context.Context
+		err         error
+		local, acts int
+	}{
+		{"nil", live, nil, OK, OK},
+		{"pipeline config", live, wrap(&pipeline.ConfigError{Field: "workdir", Problem: " is required"}), Usage, Usage},
+		{"provider config", live, wrap(fmt.Errorf("%w: no key", provider.ErrConfig)), Usage, Usage},
+		{"budget", live, &provider.BudgetError{Budget: 1, Model: "m"}, Usage, Usage},
+		{"policy file", live, wrap(&config.Error{Path: ".github/mini-agent.yml", Problems: []string{"x"}}), Usage, Usage},
+		{"event", live, wrap(fmt.Errorf("%w: bad payload", route.ErrEvent)), Usage, Usage},
+		{"usagef", live, Usagef("bad inputs: %s", "x"), Usage, Usage},
+		{"usage wins over cancel", cancelled, Usagef("bad"), Usage, Usage},
+		{"cancelled ctx", cancelled, errors.New("signal: killed"), Cancelled, Cancelled},
+		{"context.Canceled", live, wrap(context.Canceled), Cancelled, Cancelled},
+		{"other", live, errors.New("GitHub answered 502"), NotFixed, Failed},
+	} {
+		if got := For(c.ctx, c.err); got != c.local {
+			t.Errorf("%s: For = %d, want %d", c.name, got, c.local)
+		}
+		if got := ForAction(c.ctx, c.err); got != c.acts {
+			t.Errorf("%s: ForAction = %d, want %d", c.name, got, c.acts)
+		}
+	}
+}
+
+func TestUsagefKeepsTheChain(t *testing.T) {
+	t.Parallel()
+	inner := errors.New("inner")
+	err := Usagef("reading: %w", inner)
+	if !errors.Is(err, ErrUsage) || !errors.Is(err, inner) || err.Error() != "reading: inner" {
+		t.Fatalf("Usagef: %v (is usage %v, is inner %v)", err, errors.Is(err, ErrUsage), errors.Is(err, inner))
+	}
+}
+
+func TestForStatus(t *testing.T) {
+	t.Parallel()
+	for status, want := range map[bundle.Status]int{
+		bundle.StatusFixed: OK, bundle.StatusExplained: OK, bundle.StatusNothingToFix: OK,
+		bundle.StatusNotFixed: NotFixed, bundle.StatusValidationFailed: ValidationFailed, bundle.StatusCancelled: Cancelled,
+		"": NotFixed,
+	} {
+		if got := ForStatus(status); got != want {
+			t.Errorf("ForStatus(%q) = %d, want %d", status, got, want)
+		}
+	}
+}
+
+func TestForPublished(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		outcome publish.Status
+		bundle  bundle.Status
+		want    int
+	}{
+		{publish.StatusFixed, bundle.StatusFixed, OK},
+		{publish.StatusExplained, bundle.StatusExplained, OK},
+		{publish.StatusSkipped, "", OK},
+		{publish.StatusAnswered, "", OK},
+		{publish.StatusNotFixed, bundle.StatusNotFixed, NotFixed},
+		{publish.StatusNotFixed, bundle.StatusValidationFailed, ValidationFailed},
+		{publish.StatusFailed, bundle.StatusFixed, Failed},
+		{"unknown", bundle.StatusFixed, Failed},
+	} {
+		if got := ForPublished(c.outcome, c.bundle); got != c.want {
+			t.Errorf("ForPublished(%q, %q) = %d, want %d", c.outcome, c.bundle, got, c.want)
+		}
+	}
+}
