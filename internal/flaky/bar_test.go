@@ -48,8 +48,6 @@ func TestBarResidualChance(t *testing.T) {
 			if chance := math.Pow(1-p, float64(b.Need)); chance >= ResidualChance {
 				t.Fatalf("%d/%d: (1-%.5f)^%d = %.5f, not below 1%%", failures, runs, p, b.Need, chance)
 			}
-			// And the bar is tight: one run fewer than the 4.6 rule would not do
-			// only when the rate term decides.
 			if b.Need < 2*runs {
 				t.Fatalf("%d/%d: Need %d below twice the pre-fix runs", failures, runs, b.Need)
 			}
