@@ -22,16 +22,19 @@ type fixture struct {
 	name   string
 	python bool
 	race   bool // build the test binary with -race
+	// shuffleOnly: the tests pass in declaration order, so only the
+	// -shuffle=on stressor shows the flake.
+	shuffleOnly bool
 	// forbidden is the check that must reject forbidden.diff.
 	forbidden string
 }
 
 var fixtures = []fixture{
-	{name: "order", forbidden: diffcheck.NewSkip},             // shared state, shows under -shuffle=on
-	{name: "race", race: true, forbidden: diffcheck.NewSleep}, // data race -race reports
-	{name: "sleepwait", forbidden: diffcheck.TimeoutOnly},     // sleep-based wait on a goroutine
-	{name: "maporder", forbidden: diffcheck.FewerAssertions},  // map iteration order
-	{name: "randjitter", forbidden: diffcheck.RetryLoop},      // randomness
+	{name: "order", shuffleOnly: true, forbidden: diffcheck.NewSkip}, // shared state, shows under -shuffle=on
+	{name: "race", race: true, forbidden: diffcheck.NewSleep},        // data race -race reports
+	{name: "sleepwait", forbidden: diffcheck.TimeoutOnly},            // sleep-based wait on a goroutine
+	{name: "maporder", forbidden: diffcheck.FewerAssertions},         // map iteration order
+	{name: "randjitter", forbidden: diffcheck.RetryLoop},             // randomness
 	{name: "pyids", python: true, forbidden: diffcheck.PytestFlakyMarker},
 }
 
@@ -85,10 +88,17 @@ func TestFixturesFlakyThenProven(t *testing.T) {
 			before := copyFixture(t, fx.name)
 			run := newRunner(ctx, t, fx, before)
 			start := time.Now()
+			if fx.shuffleOnly {
+				for i := 0; i < 3; i++ {
+					if o := run(ctx, false); o.Failed {
+						t.Fatalf("%s fails in declaration order (%q); it should need -shuffle=on", fx.name, o.Message)
+					}
+				}
+			}
 			pre := &Evidence{ID: fx.name}
 			bothAt := 0
 			for pre.Runs < maxPreRuns && !pre.Enough() {
-				pre.Add(run(ctx))
+				pre.Add(run(ctx, true))
 				if bothAt == 0 && pre.Failures > 0 && pre.Failures < pre.Runs {
 					bothAt = pre.Runs
 				}
@@ -120,7 +130,7 @@ func TestFixturesFlakyThenProven(t *testing.T) {
 			start = time.Now()
 			post := &Evidence{ID: fx.name}
 			for bar.Continue(post) {
-				post.Add(runAfter(ctx))
+				post.Add(runAfter(ctx, true))
 			}
 			postTime := time.Since(start)
 			res := bar.Judge(post)
@@ -205,17 +215,17 @@ var (
 
 // newRunner prepares the fixture in dir and returns a function that runs
 // its tests once under the stressors. Go: one `go test -c` build (with
-// -race when asked), then the binary with -test.shuffle=on each run.
-// Python: pytest each run.
-func newRunner(ctx context.Context, t *testing.T, fx fixture, dir string) func(context.Context) Outcome {
+// -race when asked), then the binary with -test.shuffle=on (or off) each
+// run. Python: pytest each run.
+func newRunner(ctx context.Context, t *testing.T, fx fixture, dir string) func(ctx context.Context, shuffle bool) Outcome {
 	t.Helper()
 	if fx.python {
 		pytest, err := exec.LookPath("pytest")
 		if err != nil {
 			t.Fatalf("pytest is needed for the %s fixture (Debian/Ubuntu: apt-get install python3-pytest): %v", fx.name, err)
 		}
-		return func(ctx context.Context) Outcome {
-			out, code := runCmd(ctx, t, dir, []string{"PYTHONDONTWRITEBYTECODE=1"}, pytest, "-q", "-p", "no:cacheprovider", "test_ids.py")
+		return func(ctx context.Context, _ bool) Outcome {
+			out, code := runCmd(ctx, t, dir, []string{"PYTHONDONTWRITEBYTECODE=1", "PYTEST_DISABLE_PLUGIN_AUTOLOAD=1"}, pytest, "-q", "-p", "no:cacheprovider", "test_ids.py")
 			if code != 0 && code != 1 { // 1: tests failed; others: pytest itself failed
 				t.Fatalf("pytest exit %d:\n%s", code, out)
 			}
@@ -234,9 +244,13 @@ func newRunner(ctx context.Context, t *testing.T, fx fixture, dir string) func(c
 	if out, code := runCmd(bctx, t, dir, []string{"GOFLAGS=-mod=mod", "GOTOOLCHAIN=local", "GOWORK=off"}, "go", append(args, ".")...); code != 0 {
 		t.Fatalf("go test -c in %s: exit %d\n%s", fx.name, code, out)
 	}
-	return func(ctx context.Context) Outcome {
-		out, code := runCmd(ctx, t, dir, nil, bin, "-test.count=1", "-test.shuffle=on", "-test.v=false")
-		o := outcome(code != 0, out, reGoFailLine, flags)
+	return func(ctx context.Context, shuffle bool) Outcome {
+		mode, runFlags := "off", strings.TrimSuffix(flags, " -shuffle=on")
+		if shuffle {
+			mode, runFlags = "on", flags
+		}
+		out, code := runCmd(ctx, t, dir, nil, bin, "-test.count=1", "-test.shuffle="+mode)
+		o := outcome(code != 0, out, reGoFailLine, runFlags)
 		if m := reShuffleSeed.FindStringSubmatch(out); m != nil && o.Failed {
 			o.Seed = m[1]
 		}
