@@ -61,7 +61,7 @@ const (
 
 // Finding is one anti-pattern seen in the diff.
 type Finding struct {
-	Check    string   `json:"check"`
+	Check    string   `json:"name"`
 	Severity Severity `json:"severity"`
 	File     string   `json:"file"`
 	// Line is in the after file (the before file for deletions); 0 when the

@@ -78,9 +78,9 @@ func analyze(name string, src []byte) (*goFacts, error) {
 				facts.sleeps = append(facts.sleeps, line(n.Pos()))
 			case isBuiltin(n, "recover"):
 				facts.recovers = append(facts.recovers, line(n.Pos()))
-			case isMethodCall(n, imp, "Skip", "Skipf", "SkipNow") || (imp.testing != "" && isPkgCall(n, imp.testing, "Short")):
+			case isTestFile && (isMethodCall(n, imp, "Skip", "Skipf", "SkipNow") || (imp.testing != "" && isPkgCall(n, imp.testing, "Short"))):
 				facts.skips = append(facts.skips, line(n.Pos()))
-			case isMethodCall(n, imp, "Parallel") && len(n.Args) == 0:
+			case isTestFile && isMethodCall(n, imp, "Parallel") && len(n.Args) == 0:
 				facts.parallels = append(facts.parallels, line(n.Pos()))
 			}
 		case *ast.AssignStmt:

@@ -1,11 +1,14 @@
 package flaky
 
 import (
+	"bytes"
 	"encoding/json"
 	"flag"
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/org/mini-agent/internal/diffcheck"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/report.golden.json")
@@ -86,5 +89,25 @@ func TestNewTestReportRefusesNoRuns(t *testing.T) {
 	t.Parallel()
 	if _, err := NewTestReport(&Evidence{ID: "T"}); err == nil {
 		t.Error("report of a test with no runs accepted")
+	}
+}
+
+// TestCheckMatchesDiffcheckFinding keeps the report's check entries and
+// diffcheck's findings one JSON shape, so a finding copies across as is.
+func TestCheckMatchesDiffcheckFinding(t *testing.T) {
+	t.Parallel()
+	f := diffcheck.Finding{Check: diffcheck.NewSleep, Severity: diffcheck.Reject, File: "a_test.go", Line: 7, Reason: "why"}
+	data, err := json.Marshal(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var c Check
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&c); err != nil {
+		t.Fatalf("a diffcheck finding does not decode as a report check: %v (%s)", err, data)
+	}
+	if want := (Check{Name: "new-sleep", Severity: "reject", File: "a_test.go", Line: 7, Reason: "why"}); c != want {
+		t.Errorf("decoded %+v, want %+v", c, want)
 	}
 }
