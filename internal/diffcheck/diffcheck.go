@@ -34,23 +34,24 @@ const (
 	Flag Severity = "flag"
 )
 
-// The check names; they are stable and appear in reports.
+// The check names; they are stable and appear in reports. All reject but
+// the last two, which flag.
 const (
-	NewSleep          = "new-sleep"
-	TimeoutOnly       = "timeout-only"
-	RetryLoop         = "retry-loop"
-	NewSkip           = "new-skip"
-	NewBuildTag       = "new-build-tag"
-	DeletedTest       = "deleted-test"
-	RenamedTest       = "renamed-test"
-	FewerAssertions   = "fewer-assertions"
-	NewRecover        = "new-recover"
-	DiscardedError    = "discarded-error"
-	PytestFlakyMarker = "pytest-flaky-marker"
-	JestRetry         = "jest-retry"
-	ProtectedFile     = "protected-file"
-	RemovedParallel   = "removed-parallel"
-	NonTestEdit       = "non-test-edit"
+	NewSleep          = "new-sleep"           // time.Sleep/After/Tick outside a synctest bubble; sleep/setTimeout in Python/JS
+	TimeoutOnly       = "timeout-only"        // a changed line only raises a timeout, deadline or wait
+	RetryLoop         = "retry-loop"          // a loop that re-runs the test body or an assertion until it passes
+	NewSkip           = "new-skip"            // t.Skip*, testing.Short(), pytest skip/xfail, it.skip/xit
+	NewBuildTag       = "new-build-tag"       // a new //go:build or // +build line
+	DeletedTest       = "deleted-test"        // a test present before is gone
+	RenamedTest       = "renamed-test"        // a test gone with a new one in its place
+	FewerAssertions   = "fewer-assertions"    // a kept test has fewer assertion calls
+	NewRecover        = "new-recover"         // a new recover()
+	DiscardedError    = "discarded-error"     // a new `_ = err`
+	PytestFlakyMarker = "pytest-flaky-marker" // @pytest.mark.flaky, @flaky, --reruns
+	JestRetry         = "jest-retry"          // jest.retryTimes, vitest retry:, mocha this.retries
+	ProtectedFile     = "protected-file"      // .github/**, go.mod/go.sum, CI configuration, Options.Protected
+	RemovedParallel   = "removed-parallel"    // flag: t.Parallel() removed
+	NonTestEdit       = "non-test-edit"       // flag: a file outside tests changed
 )
 
 // Limits on untrusted input.

@@ -109,6 +109,8 @@ func TestGoChecks(t *testing.T) {
 			[]string{NonTestEdit}},
 		{"near miss: a Skip method in code under test", map[string]string{"r.go": "package x\n\nfunc f(r *R) {\n}\n"}, map[string]string{"r.go": "package x\n\nfunc f(r *R) {\n\tr.Skip(3)\n}\n"},
 			[]string{NonTestEdit}},
+		{"a binary file in the diff", map[string]string{"testdata/blob.bin": "\x00\x01\x02"}, map[string]string{"testdata/blob.bin": "\x00\x01\x03\x00"},
+			nil},
 		{"near miss: testdata is test data", map[string]string{"testdata/in.txt": "a\n"}, map[string]string{"testdata/in.txt": "b\n"},
 			nil},
 		{"protected-file: go.mod", map[string]string{"go.mod": "module example.com/x\n\ngo 1.22\n"}, map[string]string{"go.mod": "module example.com/x\n\ngo 1.23\n"},

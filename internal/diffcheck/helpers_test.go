@@ -12,7 +12,8 @@ import (
 
 // gitDiff makes the real diff git produces between two trees: before is
 // committed in a scratch repository, after replaces it in the index, and
-// `git diff --cached -M` is what a bundle would store. The Source reads a
+// `git diff --cached -M --binary --full-index` gives the diff in the form a
+// bundle stores (snapshot's diff-tree -p --binary -M --full-index). The Source reads a
 // copy of before and the repository (after).
 func gitDiff(t *testing.T, before, after map[string]string) (string, Dirs) {
 	t.Helper()
@@ -32,7 +33,7 @@ func gitDiff(t *testing.T, before, after map[string]string) (string, Dirs) {
 	}
 	writeTree(t, repo, after)
 	git(t, repo, "add", "-A")
-	return git(t, repo, "diff", "--cached", "-M", "HEAD"), Dirs{BeforeDir: old, AfterDir: repo}
+	return git(t, repo, "diff", "--cached", "-M", "--binary", "--full-index", "--no-color", "HEAD"), Dirs{BeforeDir: old, AfterDir: repo}
 }
 
 func writeTree(t *testing.T, dir string, files map[string]string) {

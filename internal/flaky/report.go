@@ -37,6 +37,8 @@ type FixReport struct {
 	Status        FixStatus `json:"status"`
 	RunsAfter     int       `json:"runs_after"`
 	FailuresAfter int       `json:"failures_after"`
+	// FailedRuns are the post-fix runs that failed (1-based), for failed-bar.
+	FailedRuns []int `json:"failed_runs,omitempty"`
 	// Need is the bar's run count.
 	Need   int     `json:"runs_needed"`
 	Reason string  `json:"reason"`
@@ -82,7 +84,7 @@ func NewFixReport(r Result, checks []Check) *FixReport {
 	if checks == nil {
 		checks = []Check{}
 	}
-	return &FixReport{Status: r.Status, RunsAfter: r.Runs, FailuresAfter: r.Failures, Need: r.Need, Reason: r.Reason, Checks: checks}
+	return &FixReport{Status: r.Status, RunsAfter: r.Runs, FailuresAfter: r.Failures, FailedRuns: r.FailedRuns, Need: r.Need, Reason: r.Reason, Checks: checks}
 }
 
 func round4(x float64) float64 { return math.Round(x*1e4) / 1e4 }

@@ -111,3 +111,23 @@ func TestCheckMatchesDiffcheckFinding(t *testing.T) {
 		t.Errorf("decoded %+v, want %+v", c, want)
 	}
 }
+
+func TestFixReportFailedBar(t *testing.T) {
+	t.Parallel()
+	bar, err := NewBar(10, 2, 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	after := &Evidence{}
+	for bar.Continue(after) {
+		after.Add(Outcome{Failed: after.Runs == 3, Message: "boom"})
+	}
+	got, err := json.Marshal(NewFixReport(bar.Judge(after), nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `{"status":"failed-bar","runs_after":4,"failures_after":1,"failed_runs":[4],"runs_needed":23,"reason":"the test failed 1 of 4 runs after the fix (first failing run: 4)","checks":[]}`
+	if string(got) != want {
+		t.Errorf("failed-bar report:\n got %s\nwant %s", got, want)
+	}
+}
