@@ -21,6 +21,9 @@ const (
 	FixRejected FixStatus = "rejected"
 )
 
+// MaxRuns bounds run counts so the bar's integer arithmetic cannot overflow.
+const MaxRuns = 1 << 30
+
 // ResidualChance is the most a fix that changed nothing may pass the bar
 // by luck: the bar's streak of clean runs has probability below this.
 const ResidualChance = 0.01
@@ -51,6 +54,9 @@ func NewBar(preRuns, preFailures, budget int) (Bar, error) {
 	}
 	if preFailures == preRuns {
 		return Bar{}, errors.New("flaky: no bar for a test that failed every run before the fix (it is failing, not flaky)")
+	}
+	if preRuns > MaxRuns || budget > MaxRuns {
+		return Bar{}, fmt.Errorf("flaky: more than %d runs (%d before, budget %d)", MaxRuns, preRuns, budget)
 	}
 	if budget <= 0 {
 		return Bar{}, fmt.Errorf("flaky: run budget must be positive, got %d", budget)

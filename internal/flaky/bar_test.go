@@ -60,7 +60,7 @@ func TestBarRefuses(t *testing.T) {
 	if _, err := NewBar(0, 0, 10); !errors.Is(err, ErrNoRuns) {
 		t.Errorf("no runs: err = %v", err)
 	}
-	for _, c := range [][3]int{{10, 0, 100}, {10, 10, 100}, {10, 2, 0}, {10, 11, 100}} {
+	for _, c := range [][3]int{{10, 0, 100}, {10, 10, 100}, {10, 2, 0}, {10, 11, 100}, {MaxRuns + 1, 1, 10}, {10, 2, MaxRuns + 1}} {
 		if _, err := NewBar(c[0], c[1], c[2]); err == nil {
 			t.Errorf("NewBar(%d, %d, budget %d) accepted", c[0], c[1], c[2])
 		}
