@@ -5,8 +5,9 @@
 //
 // # The statistics in one paragraph
 //
-// A test is run again and again on the same code. If it both passed and
-// failed it is flaky; if it failed every time it is failing (a regression,
+// A test is run again and again on the same code, until it has failed 5
+// times (10 if it has never passed) or the run budget ends. If it both
+// passed and failed it is flaky; if it failed every time it is failing (a regression,
 // handed to the normal fix path); if it never failed here it is passing
 // ("CI-only"). Its failure rate is failures ÷ runs, shown with a 95% Wilson
 // interval: the range of true rates that could plausibly have produced what

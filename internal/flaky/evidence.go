@@ -5,9 +5,15 @@ import (
 	"strings"
 )
 
-// EarlyStopFailures is how many failures of one test are enough: after the
-// fifth, more runs add little to the evidence and cost CI minutes.
+// EarlyStopFailures is how many failures of one test are enough once it
+// has also passed: after the fifth, more runs add little to the evidence
+// and cost CI minutes.
 const EarlyStopFailures = 5
+
+// FailingStopFailures is how many failures in a row, with no pass, it takes
+// to stop and call a test failing. Five would call a 50% flake "failing"
+// one time in 32; ten does so one time in 1,024.
+const FailingStopFailures = 10
 
 // Limits on what one test's evidence keeps: outcomes come from test output,
 // which is untrusted and can be huge or endlessly varied.
@@ -83,9 +89,15 @@ func (e *Evidence) Add(o Outcome) {
 	}
 }
 
-// Enough reports whether the test has failed EarlyStopFailures times, so
-// the runner can stop running it.
-func (e *Evidence) Enough() bool { return e.Failures >= EarlyStopFailures }
+// Enough reports whether the runner can stop running the test: it has
+// failed EarlyStopFailures times and passed at least once, or it has failed
+// FailingStopFailures times and never passed.
+func (e *Evidence) Enough() bool {
+	if e.Failures < e.Runs {
+		return e.Failures >= EarlyStopFailures
+	}
+	return e.Failures >= FailingStopFailures
+}
 
 // Verdict returns the verdict so far; zero runs is refused with ErrNoRuns.
 func (e *Evidence) Verdict() (Verdict, error) {

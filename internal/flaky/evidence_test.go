@@ -48,6 +48,23 @@ func TestEarlyStop(t *testing.T) {
 	if want := []int{2, 4, 6, 8, 10}; !slices.Equal(e.FailedRuns, want) {
 		t.Errorf("FailedRuns = %v, want %v", e.FailedRuns, want)
 	}
+
+	// Only failures: five is not enough to call it failing, ten is.
+	f := &Evidence{}
+	for i := 0; i < 40 && !f.Enough(); i++ {
+		f.Add(Outcome{Failed: true})
+	}
+	if v, _ := f.Verdict(); f.Runs != FailingStopFailures || v != VerdictFailing {
+		t.Errorf("always failing: stopped after %d runs as %s, want %d runs, failing", f.Runs, v, FailingStopFailures)
+	}
+	// Five failures, then a pass: flaky, and enough.
+	g := &Evidence{}
+	for i := 0; i < 40 && !g.Enough(); i++ {
+		g.Add(Outcome{Failed: i != 5})
+	}
+	if v, _ := g.Verdict(); g.Runs != 6 || v != VerdictFlaky {
+		t.Errorf("five failures then a pass: stopped after %d runs as %s, want 6, flaky", g.Runs, v)
+	}
 }
 
 func TestNormalizeMessage(t *testing.T) {
