@@ -21,6 +21,8 @@ import (
 	"path"
 	"slices"
 	"strings"
+
+	"github.com/org/mini-agent/internal/protect"
 )
 
 // Severity says what a finding does to the fix.
@@ -101,13 +103,17 @@ func Check(diff string, src Source, opt Options) ([]Finding, error) {
 	if len(diff) > MaxDiffSize {
 		return nil, fmt.Errorf("diffcheck: diff is %d bytes, more than the %d accepted", len(diff), MaxDiffSize)
 	}
+	protected, err := protect.WithDefaults(append(slices.Clone(DefaultProtected), opt.Protected...))
+	if err != nil {
+		return nil, fmt.Errorf("diffcheck: %w", err)
+	}
 	files, err := parseDiff(diff)
 	if err != nil {
 		return nil, err
 	}
 	var out []Finding
 	for _, fc := range files {
-		fs, err := checkFile(fc, src, opt)
+		fs, err := checkFile(fc, src, protected)
 		if err != nil {
 			return nil, err
 		}
@@ -119,9 +125,9 @@ func Check(diff string, src Source, opt Options) ([]Finding, error) {
 	return slices.Compact(out), nil
 }
 
-func checkFile(fc *fileChange, src Source, opt Options) ([]Finding, error) {
+func checkFile(fc *fileChange, src Source, protected *protect.Set) ([]Finding, error) {
 	var out []Finding
-	out = append(out, pathFindings(fc, opt)...)
+	out = append(out, pathFindings(fc, protected)...)
 	if strings.HasSuffix(fc.path(), ".go") && !fc.binary {
 		before, after, err := readBoth(fc, src)
 		if err != nil {

@@ -5,10 +5,11 @@ import (
 	"path"
 	"strings"
 
-	"github.com/org/mini-agent/internal/glob"
+	"github.com/org/mini-agent/internal/protect"
 )
 
-// DefaultProtected are the files a flaky-test fix may not edit: workflows,
+// DefaultProtected are the files a flaky-test fix may not edit beyond
+// the protected-path set every run has (protect.Defaults): workflows,
 // module files (a fix does not change dependencies) and CI configuration,
 // where retries, skips and timeouts hide. Matched ignoring case.
 var DefaultProtected = []string{
@@ -19,16 +20,15 @@ var DefaultProtected = []string{
 	".drone.yml", "appveyor.yml", ".ci/**",
 }
 
-func pathFindings(fc *fileChange, opt Options) []Finding {
+func pathFindings(fc *fileChange, protected *protect.Set) []Finding {
 	var out []Finding
-	protected := append(append([]string(nil), DefaultProtected...), opt.Protected...)
 	seen := map[string]bool{}
 	for _, p := range []string{fc.oldPath, fc.newPath} {
 		if p == "" || seen[p] {
 			continue
 		}
 		seen[p] = true
-		if g, hit := glob.AnyFold(protected, p); hit {
+		if g, hit := protected.Match(p); hit {
 			out = append(out, Finding{Check: ProtectedFile, Severity: Reject, File: p,
 				Reason: fmt.Sprintf("%s is protected (%s): a flaky-test fix changes the test or the code under test, not workflows, module files or CI configuration", p, g)})
 		}
