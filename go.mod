@@ -3,6 +3,7 @@ module github.com/org/mini-agent
 go 1.26.0
 
 require (
+	github.com/google/go-cmp v0.7.0
 	github.com/google/go-github/v62 v62.0.0
 	github.com/landlock-lsm/go-landlock v0.11.2
 	github.com/rhysd/actionlint v1.7.12
