@@ -6,4 +6,6 @@
 //
 // The act test is skipped when `act` is not on PATH, unless
 // MINI_AGENT_REQUIRE_ACT=1, which turns the skip into a failure (set it in CI).
+//
+// Test fake: tests only; product code never imports it.
 package actiontest

@@ -1,10 +1,11 @@
 // Package golden compares rendered text with a file under a test's testdata
-// folder and rewrites that file when the test runs with -update. Test
-// helper: imported only by _test.go files, never by the product.
+// folder and rewrites that file when the test runs with -update:
 //
 //	go test ./internal/report -run Golden -update   # accept the new output
 //
 // Review the rewritten files with git diff before committing them.
+//
+// Test fake: imported only by _test.go files, never by product code.
 package golden
 
 import (

@@ -2,5 +2,7 @@
 // package with `go list`, classifies each by the table in layers_test.go
 // (entry point, application, job level, leaf engine, test fake) and fails
 // when an import crosses a layer the wrong way or a package is missing from
-// the table. Test only: it has no non-test code.
+// the table.
+//
+// Test fake: test only, it has no non-test code.
 package layers

@@ -2,6 +2,8 @@
 // failure context → agent loop → diff → harness validation → bundle and
 // reports. The CLI's fix, explain and demo commands, the action and the
 // eval are thin wiring over Run.
+//
+// Job level: uses the loop, the tools, the leaf engines, bundle and report; knows no GitHub.
 package pipeline
 
 import (
