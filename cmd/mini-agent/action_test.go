@@ -18,6 +18,9 @@ import (
 )
 
 func TestActionWorkflowRunFixer(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow end-to-end test; run without -short (scripts/test.sh does)")
+	}
 	t.Parallel()
 	sc := newScene(t, "")
 	sc.s.AddRun(testRepo, ghtest.Run{ID: 101, HeadBranch: "main", HeadSHA: sc.fake, Jobs: []ghtest.Job{
@@ -151,6 +154,9 @@ func commentPayload(pr int, id int64, login, userType, association, body string)
 }
 
 func TestActionCommentCommand(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow end-to-end test; run without -short (scripts/test.sh does)")
+	}
 	t.Parallel()
 	sc, pr := prScene(t, "")
 	id := sc.s.AddComment(testRepo, pr, "hubot", "MEMBER", "/mini-agent fix keep the change small")
@@ -186,6 +192,9 @@ func TestActionCommentCommand(t *testing.T) {
 }
 
 func TestActionReadOnlyLabelExplains(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow end-to-end test; run without -short (scripts/test.sh does)")
+	}
 	t.Parallel()
 	sc, pr := prScene(t, "", "mini-agent:read-only")
 	sc.s.AddRun(testRepo, ghtest.Run{ID: 202, HeadBranch: "feature", HeadSHA: sc.fake, PRs: []int{pr}, Jobs: []ghtest.Job{
@@ -273,6 +282,9 @@ func TestActionSkipsAndFailures(t *testing.T) {
 }
 
 func TestActionMergesIdenticalFailuresAcrossMatrixLegs(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow end-to-end test; run without -short (scripts/test.sh does)")
+	}
 	t.Parallel()
 	sc := newScene(t, "")
 	sc.s.AddRun(testRepo, ghtest.Run{ID: 303, HeadBranch: "main", HeadSHA: sc.fake, Jobs: []ghtest.Job{
@@ -318,6 +330,9 @@ func (s stallingLogs) RoundTrip(r *http.Request) (*http.Response, error) {
 // the log download included, ends by a deadline instead of hanging the job
 // until GitHub's 6-hour limit.
 func TestActionHungLogDownloadHasADeadline(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow end-to-end test; run without -short (scripts/test.sh does)")
+	}
 	t.Parallel()
 	sc := newScene(t, "")
 	sc.s.AddRun(testRepo, ghtest.Run{ID: 111, HeadBranch: "main", HeadSHA: sc.fake, Jobs: []ghtest.Job{
@@ -348,6 +363,9 @@ func TestActionHungLogDownloadHasADeadline(t *testing.T) {
 // commit, so the diff does not bind to what would be committed), a command's
 // tracking comment must say so, not keep "Working on it" forever.
 func TestActionRefusedPublishUpdatesTheTrackingComment(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow end-to-end test; run without -short (scripts/test.sh does)")
+	}
 	t.Parallel()
 	sc := newScene(t, "")
 	cart, err := os.ReadFile(filepath.Join(sc.ws, "cart.go"))

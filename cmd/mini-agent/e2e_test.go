@@ -170,6 +170,9 @@ func jobArgs(ws, out string, extra ...string) []string {
 }
 
 func TestFixWithScriptProvider(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow end-to-end test; run without -short (scripts/test.sh does)")
+	}
 	t.Parallel()
 	ws, out := workspace(t), t.TempDir()
 	script := writeScript(t, demo.Trajectory)
@@ -179,6 +182,9 @@ func TestFixWithScriptProvider(t *testing.T) {
 }
 
 func TestFixWithOpenAIAdapter(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow end-to-end test; run without -short (scripts/test.sh does)")
+	}
 	t.Parallel()
 	srv, err := fakellm.New(demo.Trajectory)
 	if err != nil {
@@ -212,6 +218,9 @@ func TestFixWithOpenAIAdapter(t *testing.T) {
 }
 
 func TestExitCodes(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow end-to-end test; run without -short (scripts/test.sh does)")
+	}
 	t.Parallel()
 	cases := []struct {
 		name   string
@@ -269,6 +278,9 @@ func TestUsageErrorsAndNothingToFix(t *testing.T) {
 }
 
 func TestSandboxAndPolicyHoldEndToEnd(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow end-to-end test; run without -short (scripts/test.sh does)")
+	}
 	t.Parallel()
 	ws, out := workspace(t), t.TempDir()
 	os.MkdirAll(filepath.Join(ws, ".github/workflows"), 0o755)
@@ -303,6 +315,9 @@ func TestSandboxAndPolicyHoldEndToEnd(t *testing.T) {
 }
 
 func TestCancellationKillsTheTestProcessTree(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow end-to-end test; run without -short (scripts/test.sh does)")
+	}
 	t.Parallel()
 	ws, out := workspace(t), t.TempDir()
 	pidfile := filepath.Join(t.TempDir(), "pid")
@@ -361,6 +376,9 @@ func TestCancellationKillsTheTestProcessTree(t *testing.T) {
 }
 
 func TestExplainWithActionsFailureLog(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow end-to-end test; run without -short (scripts/test.sh does)")
+	}
 	t.Parallel()
 	ws, out := workspace(t), t.TempDir()
 	r := runBinary(t, context.Background(), nil, append([]string{"explain"},

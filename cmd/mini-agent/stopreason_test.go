@@ -50,6 +50,9 @@ func addFailedRun(t *testing.T, sc *scene, id int64) {
 // TestNoPatchRunSaysWhy: a run whose model ends without a patch says so on
 // the terminal, in the summary and in the bundle.
 func TestNoPatchRunSaysWhy(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow end-to-end test; run without -short (scripts/test.sh does)")
+	}
 	t.Parallel()
 	ws, out := workspace(t), t.TempDir()
 	r := runBinary(t, context.Background(), nil, append([]string{"fix"}, jobArgs(ws, out, "--provider", "script", "--script", "testdata/nofix.jsonl")...)...)
@@ -84,6 +87,9 @@ var outageWhy = regexp.MustCompile(`^Not fixed: the model API failed after 4 att
 // answering 503, the run ends not-fixed and the summary (CLI and action
 // job summary) opens with the reason.
 func TestModelOutageLeadsTheSummary(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow end-to-end test; run without -short (scripts/test.sh does)")
+	}
 	t.Parallel()
 	srv := newOutageServer(t)
 	ws, out := workspace(t), t.TempDir()
@@ -110,6 +116,9 @@ func TestModelOutageLeadsTheSummary(t *testing.T) {
 }
 
 func TestActionModelOutageLeadsTheJobSummary(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow end-to-end test; run without -short (scripts/test.sh does)")
+	}
 	t.Parallel()
 	srv := newOutageServer(t)
 	sc := newScene(t, "")
@@ -143,6 +152,9 @@ func TestActionModelOutageLeadsTheJobSummary(t *testing.T) {
 // unpriced model before any model call (exit 2, the job summary says why),
 // and accepts it with the price-in/price-out inputs.
 func TestActionCostCapRefused(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow end-to-end test; run without -short (scripts/test.sh does)")
+	}
 	t.Parallel()
 	srv := newOutageServer(t)
 	sc := newScene(t, "")

@@ -12,6 +12,9 @@ import (
 // TestVersionFromLdflags builds the binary the way the release does and
 // checks both spellings print the linked-in version.
 func TestVersionFromLdflags(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow end-to-end test; run without -short (scripts/test.sh does)")
+	}
 	t.Parallel()
 	bin := filepath.Join(t.TempDir(), "mini-agent")
 	build := exec.Command("go", "build", "-ldflags", "-X main.version=v9.8.7-test", "-o", bin, ".")
