@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"go/parser"
+	"go/token"
 	"io"
 	"os"
 	"os/exec"
@@ -113,8 +115,14 @@ var allowedFakeImports = map[string][]string{
 // pkg is what the check needs from `go list -json`.
 type pkg struct {
 	ImportPath string
+	Dir        string
+	GoFiles    []string
 	Imports    []string // non-test imports
 }
+
+// docLabel is how an internal package's doc comment names its layer, at
+// the start of a line.
+var docLabel = map[layer]string{job: "Job level:", leaf: "Leaf engine:", fake: "Test fake:"}
 
 func TestImportLayers(t *testing.T) {
 	pkgs := listPackages(t)
@@ -123,6 +131,88 @@ func TestImportLayers(t *testing.T) {
 	}
 	for _, problem := range check(pkgs) {
 		t.Error(problem)
+	}
+}
+
+// Every internal package says its layer in its package doc, as the table
+// classifies it: "Job level: …", "Leaf engine: …" or "Test fake: …".
+func TestPackageDocsSayTheirLayer(t *testing.T) {
+	for _, p := range listPackages(t) {
+		name, _ := strings.CutPrefix(p.ImportPath, module)
+		l, ok := table[name]
+		if !ok || !strings.HasPrefix(name, "internal/") {
+			continue // unclassified packages are TestImportLayers' finding
+		}
+		doc, err := packageDoc(p)
+		if err != nil {
+			t.Errorf("%s: %v", name, err)
+			continue
+		}
+		if problem := docProblem(l, doc); problem != "" {
+			t.Errorf("%s: %s", name, problem)
+		}
+	}
+}
+
+// packageDoc returns the package comment of p's non-test files.
+func packageDoc(p pkg) (string, error) {
+	var docs []string
+	fset := token.NewFileSet()
+	for _, f := range p.GoFiles {
+		file, err := parser.ParseFile(fset, filepath.Join(p.Dir, f), nil, parser.PackageClauseOnly|parser.ParseComments)
+		if err != nil {
+			return "", err
+		}
+		if file.Doc != nil {
+			docs = append(docs, file.Doc.Text())
+		}
+	}
+	if len(docs) == 0 {
+		return "", errors.New("no package doc comment")
+	}
+	return strings.Join(docs, "\n"), nil
+}
+
+// docProblem says what is wrong with a package doc for layer l ("" when
+// it names l and no other layer).
+func docProblem(l layer, doc string) string {
+	want := docLabel[l]
+	for other, label := range docLabel {
+		if other != l && hasLineStarting(doc, label) {
+			return fmt.Sprintf("package doc says %q, but the layer table says %s (want a line starting %q)", label, l, want)
+		}
+	}
+	if !hasLineStarting(doc, want) {
+		return fmt.Sprintf("package doc does not say its layer: add a line starting %q", want)
+	}
+	return ""
+}
+
+func hasLineStarting(doc, prefix string) bool {
+	for _, line := range strings.Split(doc, "\n") {
+		if strings.HasPrefix(strings.TrimSpace(line), prefix) {
+			return true
+		}
+	}
+	return false
+}
+
+func TestDocProblem(t *testing.T) {
+	for _, c := range []struct {
+		l    layer
+		doc  string
+		want string // substring; "" = fine
+	}{
+		{leaf, "Package x does y.\n\nLeaf engine: imports nothing above it.\n", ""},
+		{job, "Package x does y.\nJob level: uses ghapi.\n", ""},
+		{leaf, "Package x does y.\n", "does not say its layer"},
+		{leaf, "Package x does y.\nJob level: uses ghapi.\n", "the layer table says leaf engine"},
+		{fake, "Package x is a helper. Test fake: mid-line does not count.\n", "does not say its layer"},
+	} {
+		got := docProblem(c.l, c.doc)
+		if (c.want == "") != (got == "") || !strings.Contains(got, c.want) {
+			t.Errorf("docProblem(%s, %q) = %q, want %q", c.l, c.doc, got, c.want)
+		}
 	}
 }
 
@@ -265,27 +355,27 @@ func TestCheckFindsBrokenRules(t *testing.T) {
 		pkg  pkg
 		want string // substring of the one problem; "" = none
 	}{
-		{"leaf imports job", pkg{module + "internal/failure", m("internal/bundle")}, "a leaf engine imports nothing above it"},
-		{"leaf imports app", pkg{module + "internal/proc", m("tools")}, "a leaf engine imports nothing above it"},
-		{"leaf imports leaf", pkg{module + "internal/gitexec", m("internal/proc", "internal/safefile")}, ""},
-		{"agent imports ghapi", pkg{module + "agent", m("ghapi")}, "forbidden"},
-		{"agent imports tools", pkg{module + "agent", m("tools")}, "forbidden"},
-		{"agent imports go-github", pkg{module + "agent", []string{"github.com/google/go-github/v62/github"}}, "forbidden"},
-		{"ghapi imports a model SDK", pkg{module + "ghapi", []string{"github.com/openai/openai-go/v3"}}, "forbidden"},
-		{"ghapi imports agent", pkg{module + "ghapi", m("agent")}, "forbidden"},
-		{"tools imports ghapi", pkg{module + "tools", m("ghapi")}, "forbidden"},
-		{"tools imports a provider", pkg{module + "tools", m("agent/provider")}, "forbidden"},
-		{"tools uses the loop's result type", pkg{module + "tools", m("agent", "internal/patch")}, ""},
-		{"app reaches into the job level", pkg{module + "tools", m("internal/pipeline")}, "do not reach into the job level"},
-		{"product imports a fake", pkg{module + "internal/pipeline", m("internal/fakellm")}, "must not import a test fake"},
-		{"the eval replays through fakellm", pkg{module + "eval", m("internal/fakellm", "internal/pipeline")}, ""},
-		{"job imports the eval", pkg{module + "internal/publish", m("eval")}, "only the entry point uses the eval"},
-		{"the entry point wires the eval", pkg{module + "cmd/mini-agent", m("eval", "internal/pipeline", "agent")}, ""},
-		{"the job level imports the entry point", pkg{module + "internal/action", m("cmd/mini-agent")}, "nothing imports the entry point"},
-		{"app imports a leaf", pkg{module + "agent", m("internal/glob")}, ""},
-		{"job imports leaf, app and job", pkg{module + "internal/publish", m("ghapi", "internal/report", "internal/glob")}, ""},
-		{"unclassified package", pkg{module + "internal/newthing", nil}, "not classified"},
-		{"fake imports anything", pkg{module + "ghapi/ghtest", m("internal/pipeline", "cmd/mini-agent")}, ""},
+		{"leaf imports job", pkg{ImportPath: module + "internal/failure", Imports: m("internal/bundle")}, "a leaf engine imports nothing above it"},
+		{"leaf imports app", pkg{ImportPath: module + "internal/proc", Imports: m("tools")}, "a leaf engine imports nothing above it"},
+		{"leaf imports leaf", pkg{ImportPath: module + "internal/gitexec", Imports: m("internal/proc", "internal/safefile")}, ""},
+		{"agent imports ghapi", pkg{ImportPath: module + "agent", Imports: m("ghapi")}, "forbidden"},
+		{"agent imports tools", pkg{ImportPath: module + "agent", Imports: m("tools")}, "forbidden"},
+		{"agent imports go-github", pkg{ImportPath: module + "agent", Imports: []string{"github.com/google/go-github/v62/github"}}, "forbidden"},
+		{"ghapi imports a model SDK", pkg{ImportPath: module + "ghapi", Imports: []string{"github.com/openai/openai-go/v3"}}, "forbidden"},
+		{"ghapi imports agent", pkg{ImportPath: module + "ghapi", Imports: m("agent")}, "forbidden"},
+		{"tools imports ghapi", pkg{ImportPath: module + "tools", Imports: m("ghapi")}, "forbidden"},
+		{"tools imports a provider", pkg{ImportPath: module + "tools", Imports: m("agent/provider")}, "forbidden"},
+		{"tools uses the loop's result type", pkg{ImportPath: module + "tools", Imports: m("agent", "internal/patch")}, ""},
+		{"app reaches into the job level", pkg{ImportPath: module + "tools", Imports: m("internal/pipeline")}, "do not reach into the job level"},
+		{"product imports a fake", pkg{ImportPath: module + "internal/pipeline", Imports: m("internal/fakellm")}, "must not import a test fake"},
+		{"the eval replays through fakellm", pkg{ImportPath: module + "eval", Imports: m("internal/fakellm", "internal/pipeline")}, ""},
+		{"job imports the eval", pkg{ImportPath: module + "internal/publish", Imports: m("eval")}, "only the entry point uses the eval"},
+		{"the entry point wires the eval", pkg{ImportPath: module + "cmd/mini-agent", Imports: m("eval", "internal/pipeline", "agent")}, ""},
+		{"the job level imports the entry point", pkg{ImportPath: module + "internal/action", Imports: m("cmd/mini-agent")}, "nothing imports the entry point"},
+		{"app imports a leaf", pkg{ImportPath: module + "agent", Imports: m("internal/glob")}, ""},
+		{"job imports leaf, app and job", pkg{ImportPath: module + "internal/publish", Imports: m("ghapi", "internal/report", "internal/glob")}, ""},
+		{"unclassified package", pkg{ImportPath: module + "internal/newthing", Imports: nil}, "not classified"},
+		{"fake imports anything", pkg{ImportPath: module + "ghapi/ghtest", Imports: m("internal/pipeline", "cmd/mini-agent")}, ""},
 	}
 	for _, c := range cases {
 		got := check([]pkg{c.pkg})
