@@ -32,6 +32,9 @@ func TestVersionFromLdflags(t *testing.T) {
 // TestVersionFromBuildInfo: a build without -ldflags (TestMain's, like
 // `go build` or `go install`) reports the module's build information.
 func TestVersionFromBuildInfo(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow end-to-end test; run without -short (scripts/test.sh does)")
+	}
 	t.Parallel()
 	r := runBinary(t, context.Background(), nil, "version")
 	if r.code != 0 || !regexp.MustCompile(`^mini-agent (\(devel\)|v\d+\.\d+\.\d+\S*)( \([0-9a-f]{12}(, modified)?\))?\n$`).MatchString(r.stdout) {
