@@ -21,6 +21,9 @@ import (
 // plausible but wrong implementation and runs the scenario written to
 // catch it: the scenario must then fail, for the right reason.
 func TestBrokenHarnessIsCaught(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow end-to-end test; run without -short (scripts/test.sh does)")
+	}
 	t.Parallel()
 	cases := []struct {
 		name string

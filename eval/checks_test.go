@@ -16,6 +16,9 @@ import (
 // something the run does not do must come out unresolved, with the
 // failure naming that expectation.
 func TestChecksCanFail(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow end-to-end test; run without -short (scripts/test.sh does)")
+	}
 	t.Parallel()
 	cases := []struct {
 		name string
@@ -166,6 +169,9 @@ func TestEventMatching(t *testing.T) {
 // trajectory checks are not applied, outcome checks are, and scripted-only
 // tasks are skipped.
 func TestRealProviderPath(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow end-to-end test; run without -short (scripts/test.sh does)")
+	}
 	t.Parallel()
 	// A model that takes a different route to the same diagnosis.
 	srv, err := fakellm.New([]byte(`{"tool_calls":[{"name":"read_file","arguments":{"path":"pricing/discount.go"}}]}

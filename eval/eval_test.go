@@ -13,7 +13,7 @@ import (
 // OpenAI adapter.
 func TestBundledEval(t *testing.T) {
 	if testing.Short() {
-		t.Skip("runs every task twice (about 30 s); skipped with -short")
+		t.Skip("slow end-to-end test (every task, twice); run without -short (scripts/test.sh does)")
 	}
 	t.Parallel()
 	tasks, err := LoadTasks(Bundled())
@@ -88,7 +88,7 @@ func TestBundledEval(t *testing.T) {
 // the unfixed projects: the hidden checks can fail.
 func TestBundledTasksAreSound(t *testing.T) {
 	if testing.Short() {
-		t.Skip("runs every hidden check on the unfixed projects; skipped with -short")
+		t.Skip("slow end-to-end test (every hidden check); run without -short (scripts/test.sh does)")
 	}
 	t.Parallel()
 	results, err := CheckTasks(context.Background(), Options{Jobs: 2})

@@ -5,6 +5,10 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/org/mini-agent/internal/golden"
 )
 
 func sampleReport() *Report {
@@ -22,8 +26,8 @@ func TestReportTotals(t *testing.T) {
 	r := sampleReport()
 	want := Totals{Tasks: 3, Ran: 2, Skipped: 1, Resolved: 1, ResolvedRate: 0.5, MeanSteps: 5, Tokens: 400,
 		CostUSD: 0.5, CostKnown: true, WallS: 3, ToolErrors: 2, PolicyDenials: 1, PatchRefusals: 1}
-	if r.Totals != want {
-		t.Errorf("totals %+v\nwant   %+v", r.Totals, want)
+	if diff := cmp.Diff(want, r.Totals); diff != "" {
+		t.Errorf("totals (-want +got):\n%s", diff)
 	}
 	if r.Tasks[0].Name != "a" || r.OK() {
 		t.Errorf("not sorted or OK with a failure: %+v", r.Tasks)
@@ -68,8 +72,8 @@ func TestReportJSONAndMerge(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if merged.Totals != full.Totals || merged.Model != "openai/gpt-x" || len(merged.Tasks) != 3 {
-		t.Errorf("merged %+v\nwant totals %+v", merged, full.Totals)
+	if diff := cmp.Diff(&Report{Model: "openai/gpt-x", Tasks: full.Tasks, Totals: full.Totals}, merged); diff != "" {
+		t.Errorf("merged report (-want +got):\n%s", diff)
 	}
 	if _, err := Merge(reports[0], reports[0]); err == nil || !strings.Contains(err.Error(), "more than one report") {
 		t.Errorf("overlapping shards merged: %v", err)
@@ -86,4 +90,15 @@ func TestReportJSONAndMerge(t *testing.T) {
 	if _, err := ReadReport(bad); err == nil || !strings.Contains(err.Error(), "extra") {
 		t.Errorf("unknown field accepted: %v", err)
 	}
+}
+
+// The rendered markdown report, byte for byte. After an intended change:
+// go test ./eval -run ReportMarkdownGolden -update, then review git diff.
+func TestReportMarkdownGolden(t *testing.T) {
+	t.Parallel()
+	r := sampleReport()
+	r.Shard = "2/3"
+	var md strings.Builder
+	r.Markdown(&md)
+	golden.AssertString(t, filepath.Join("testdata", "golden", "report.md"), md.String())
 }

@@ -6,10 +6,11 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"reflect"
 	"strings"
 	"testing"
 	"testing/fstest"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 // copyTask copies a bundled task into a fresh tasks directory and applies
@@ -156,8 +157,10 @@ func TestSelect(t *testing.T) {
 			}
 			continue
 		}
-		if err != nil || !reflect.DeepEqual(names(got), c.want) {
-			t.Errorf("Select(%q, %v) = %v, %v; want %v", c.filter, c.shard, names(got), err, c.want)
+		if err != nil {
+			t.Errorf("Select(%q, %v): %v", c.filter, c.shard, err)
+		} else if diff := cmp.Diff(c.want, names(got)); diff != "" {
+			t.Errorf("Select(%q, %v) tasks (-want +got):\n%s", c.filter, c.shard, diff)
 		}
 	}
 }

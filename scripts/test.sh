@@ -3,6 +3,8 @@
 # action.yml run in nektos/act), the concurrent packages under the race
 # detector, then short fixed-time fuzz runs of the patch engine, the search
 # matcher and the failure extractor's error-word scan.
+# Never pass -short here: it skips the slow end-to-end tests, which this
+# script exists to run (`go test -short ./...` is the quick suite for working).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="$PATH:$(go env GOPATH)/bin"

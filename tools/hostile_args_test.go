@@ -30,6 +30,9 @@ var hostileValues = []string{
 // Every tool answers every hostile argument with a result or a clean Go
 // error; none panics, and nothing outside the workspace changes.
 func TestToolsSurviveHostileArguments(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow end-to-end test; run without -short (scripts/test.sh does)")
+	}
 	t.Parallel()
 	dir := t.TempDir()
 	for name, body := range map[string]string{"go.mod": "module x\n\ngo 1.22\n", "x.go": "package x\n", "x_test.go": "package x\n\nimport \"testing\"\n\nfunc TestX(t *testing.T) {}\n"} {

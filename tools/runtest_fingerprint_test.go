@@ -6,6 +6,9 @@ import (
 )
 
 func TestRunTestFingerprintIgnoresTimingsNotOutcomes(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow end-to-end test; run without -short (scripts/test.sh does)")
+	}
 	t.Parallel()
 	ws := copyFixture(t, "run_gomod")
 	rt := NewRunTest(ws, RunTestConfig{Command: mustParse(t, "go test ./a/...")})

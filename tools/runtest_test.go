@@ -76,6 +76,9 @@ func execute(t *testing.T, rt *RunTest, args string) agent.Result {
 
 // TestRunTestGoNarrowing runs real `go test` on the fixture module.
 func TestRunTestGoNarrowing(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow end-to-end test; run without -short (scripts/test.sh does)")
+	}
 	t.Parallel()
 	ws := copyFixture(t, "run_gomod")
 	rt := NewRunTest(ws, RunTestConfig{Command: mustParse(t, "go test -count=1 -v ./a ./b"), Summarize: goFailures})
@@ -130,6 +133,9 @@ func contains(list []string, s string) bool {
 
 // TestRunTestEnvScrubbed proves canary secrets never reach the tests.
 func TestRunTestEnvScrubbed(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow end-to-end test; run without -short (scripts/test.sh does)")
+	}
 	t.Parallel()
 	ws := copyFixture(t, "run_gomod")
 	canaries := map[string]string{

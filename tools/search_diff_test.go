@@ -105,6 +105,9 @@ var diffQueries = []string{
 // (the regexp on every line) over a generated corpus and this package's
 // own files, for hand-picked and generated queries.
 func TestMatcherDifferential(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow end-to-end test; run without -short (scripts/test.sh does)")
+	}
 	t.Parallel()
 	r := rand.New(rand.NewPCG(15, 2026))
 	corpora := map[string][]byte{"generated": diffCorpus(r, 1500), "generated-small": diffCorpus(r, 40),

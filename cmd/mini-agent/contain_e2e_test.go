@@ -19,6 +19,9 @@ import (
 // mini-agent used to kill) dies when the whole run is interrupted, and the
 // bundle says what contained the test command.
 func TestSetsidDaemonDiesWithTheRunEndToEnd(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow end-to-end test; run without -short (scripts/test.sh does)")
+	}
 	t.Parallel()
 	ws, out := workspace(t), t.TempDir()
 	pidfile := filepath.Join(t.TempDir(), "pid")
@@ -76,6 +79,9 @@ func TestSetsidDaemonDiesWithTheRunEndToEnd(t *testing.T) {
 // call's result reaches the model, and the trace (the tool result), the
 // bundle and the PR body name the protections.
 func TestSetsidDaemonDiesWithRunTestEndToEnd(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow end-to-end test; run without -short (scripts/test.sh does)")
+	}
 	t.Parallel()
 	ws, out := workspace(t), t.TempDir()
 	pidfile := filepath.Join(t.TempDir(), "pid")

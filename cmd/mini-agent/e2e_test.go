@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"flag"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -27,6 +28,9 @@ var binary string
 
 func TestMain(m *testing.M) {
 	sandbox.Main() // the in-process runs of Main use this binary as their launcher
+	if flag.Parse(); testing.Short() {
+		os.Exit(m.Run()) // every test that runs the built binary skips under -short
+	}
 	dir, err := os.MkdirTemp("", "mini-agent-e2e-")
 	if err != nil {
 		panic(err)
@@ -52,6 +56,9 @@ type runResult struct {
 
 func runBinary(t *testing.T, ctx context.Context, env []string, args ...string) runResult {
 	t.Helper()
+	if binary == "" {
+		t.Fatal("the binary is built only without -short: skip this test under -short")
+	}
 	cmd := exec.CommandContext(ctx, binary, args...)
 	cmd.Env = append(os.Environ(), env...)
 	var out, errb bytes.Buffer
@@ -170,6 +177,9 @@ func jobArgs(ws, out string, extra ...string) []string {
 }
 
 func TestFixWithScriptProvider(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow end-to-end test; run without -short (scripts/test.sh does)")
+	}
 	t.Parallel()
 	ws, out := workspace(t), t.TempDir()
 	script := writeScript(t, demo.Trajectory)
@@ -179,6 +189,9 @@ func TestFixWithScriptProvider(t *testing.T) {
 }
 
 func TestFixWithOpenAIAdapter(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow end-to-end test; run without -short (scripts/test.sh does)")
+	}
 	t.Parallel()
 	srv, err := fakellm.New(demo.Trajectory)
 	if err != nil {
@@ -212,6 +225,9 @@ func TestFixWithOpenAIAdapter(t *testing.T) {
 }
 
 func TestExitCodes(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow end-to-end test; run without -short (scripts/test.sh does)")
+	}
 	t.Parallel()
 	cases := []struct {
 		name   string
@@ -249,6 +265,9 @@ func TestExitCodes(t *testing.T) {
 }
 
 func TestUsageErrorsAndNothingToFix(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow end-to-end test; run without -short (scripts/test.sh does)")
+	}
 	t.Parallel()
 	if r := runBinary(t, context.Background(), nil, "fix", "--workdir", t.TempDir()); r.code != 2 {
 		t.Errorf("missing --test-command: exit %d", r.code)
@@ -269,6 +288,9 @@ func TestUsageErrorsAndNothingToFix(t *testing.T) {
 }
 
 func TestSandboxAndPolicyHoldEndToEnd(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow end-to-end test; run without -short (scripts/test.sh does)")
+	}
 	t.Parallel()
 	ws, out := workspace(t), t.TempDir()
 	os.MkdirAll(filepath.Join(ws, ".github/workflows"), 0o755)
@@ -303,6 +325,9 @@ func TestSandboxAndPolicyHoldEndToEnd(t *testing.T) {
 }
 
 func TestCancellationKillsTheTestProcessTree(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow end-to-end test; run without -short (scripts/test.sh does)")
+	}
 	t.Parallel()
 	ws, out := workspace(t), t.TempDir()
 	pidfile := filepath.Join(t.TempDir(), "pid")
@@ -361,6 +386,9 @@ func TestCancellationKillsTheTestProcessTree(t *testing.T) {
 }
 
 func TestExplainWithActionsFailureLog(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow end-to-end test; run without -short (scripts/test.sh does)")
+	}
 	t.Parallel()
 	ws, out := workspace(t), t.TempDir()
 	r := runBinary(t, context.Background(), nil, append([]string{"explain"},

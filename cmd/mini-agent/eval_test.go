@@ -15,6 +15,9 @@ import (
 // The eval command end to end through the built binary: run, shard, merge,
 // exit codes. Only fast tasks are used; eval's own tests run them all.
 func TestEvalCommand(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow end-to-end test; run without -short (scripts/test.sh does)")
+	}
 	t.Parallel()
 	dir := t.TempDir()
 	out := func(name string) string { return filepath.Join(dir, name) }
@@ -55,6 +58,9 @@ func TestEvalCommand(t *testing.T) {
 }
 
 func TestEvalCommandFailsAnUnresolvedTask(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow end-to-end test; run without -short (scripts/test.sh does)")
+	}
 	t.Parallel()
 	root := t.TempDir()
 	sub, err := fs.Sub(eval.Bundled(), "01-explain-localize")
@@ -81,6 +87,9 @@ func TestEvalCommandFailsAnUnresolvedTask(t *testing.T) {
 }
 
 func TestEvalCommandUsage(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow end-to-end test; run without -short (scripts/test.sh does)")
+	}
 	t.Parallel()
 	ctx := context.Background()
 	for _, args := range [][]string{

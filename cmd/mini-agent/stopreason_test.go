@@ -40,6 +40,9 @@ func (s *outageServer) count() int { return int(s.n.Load()) }
 // TestNoPatchRunSaysWhy: a run whose model ends without a patch says so on
 // the terminal, in the summary and in the bundle.
 func TestNoPatchRunSaysWhy(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow end-to-end test; run without -short (scripts/test.sh does)")
+	}
 	t.Parallel()
 	ws, out := workspace(t), t.TempDir()
 	r := runBinary(t, context.Background(), nil, append([]string{"fix"}, jobArgs(ws, out, "--provider", "script", "--script", "testdata/nofix.jsonl")...)...)
@@ -74,6 +77,9 @@ var outageWhy = regexp.MustCompile(`^Not fixed: the model API failed after 4 att
 // answering 503, the run ends not-fixed and the summary (CLI and action
 // job summary) opens with the reason.
 func TestModelOutageLeadsTheSummary(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow end-to-end test; run without -short (scripts/test.sh does)")
+	}
 	t.Parallel()
 	srv := newOutageServer(t)
 	ws, out := workspace(t), t.TempDir()

@@ -9,6 +9,9 @@ import (
 )
 
 func TestToolCommand(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow end-to-end test; run without -short (scripts/test.sh does)")
+	}
 	t.Parallel()
 	ws := workspace(t)
 	os.MkdirAll(filepath.Join(ws, ".github/workflows"), 0o755)

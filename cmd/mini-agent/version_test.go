@@ -12,6 +12,9 @@ import (
 // TestVersionFromLdflags builds the binary the way the release does and
 // checks both spellings print the linked-in version.
 func TestVersionFromLdflags(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow end-to-end test; run without -short (scripts/test.sh does)")
+	}
 	t.Parallel()
 	bin := filepath.Join(t.TempDir(), "mini-agent")
 	build := exec.Command("go", "build", "-ldflags", "-X main.version=v9.8.7-test", "-o", bin, ".")
@@ -29,6 +32,9 @@ func TestVersionFromLdflags(t *testing.T) {
 // TestVersionFromBuildInfo: a build without -ldflags (TestMain's, like
 // `go build` or `go install`) reports the module's build information.
 func TestVersionFromBuildInfo(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow end-to-end test; run without -short (scripts/test.sh does)")
+	}
 	t.Parallel()
 	r := runBinary(t, context.Background(), nil, "version")
 	if r.code != 0 || !regexp.MustCompile(`^mini-agent (\(devel\)|v\d+\.\d+\.\d+\S*)( \([0-9a-f]{12}(, modified)?\))?\n$`).MatchString(r.stdout) {

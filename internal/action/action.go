@@ -5,6 +5,8 @@
 // tracking comment — and end in a Result the caller turns into the
 // process's outputs and exit code. It is a job-level package over route,
 // config, pipeline and publish; cmd/mini-agent only calls Run and Publish.
+//
+// Job level: the application; uses route, config, pipeline, publish and ghapi.
 package action
 
 import (

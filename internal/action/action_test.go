@@ -19,6 +19,9 @@ import (
 )
 
 func TestActionWorkflowRunFixer(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow end-to-end test; run without -short (scripts/test.sh does)")
+	}
 	t.Parallel()
 	sc := newScene(t, "")
 	sc.s.AddRun(testRepo, ghtest.Run{ID: 101, HeadBranch: "main", HeadSHA: sc.fake, Jobs: []ghtest.Job{
@@ -152,6 +155,9 @@ func commentPayload(pr int, id int64, login, userType, association, body string)
 }
 
 func TestActionCommentCommand(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow end-to-end test; run without -short (scripts/test.sh does)")
+	}
 	t.Parallel()
 	sc, pr := prScene(t, "")
 	id := sc.s.AddComment(testRepo, pr, "hubot", "MEMBER", "/mini-agent fix keep the change small")
@@ -193,6 +199,9 @@ func TestActionCommentCommand(t *testing.T) {
 }
 
 func TestActionReadOnlyLabelExplains(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow end-to-end test; run without -short (scripts/test.sh does)")
+	}
 	t.Parallel()
 	sc, pr := prScene(t, "", "mini-agent:read-only")
 	sc.s.AddRun(testRepo, ghtest.Run{ID: 202, HeadBranch: "feature", HeadSHA: sc.fake, PRs: []int{pr}, Jobs: []ghtest.Job{
@@ -280,6 +289,9 @@ func TestActionSkipsAndFailures(t *testing.T) {
 }
 
 func TestActionMergesIdenticalFailuresAcrossMatrixLegs(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow end-to-end test; run without -short (scripts/test.sh does)")
+	}
 	t.Parallel()
 	sc := newScene(t, "")
 	sc.s.AddRun(testRepo, ghtest.Run{ID: 303, HeadBranch: "main", HeadSHA: sc.fake, Jobs: []ghtest.Job{
@@ -325,6 +337,9 @@ func (s stallingLogs) RoundTrip(r *http.Request) (*http.Response, error) {
 // the log download included, ends by a deadline instead of hanging the job
 // until GitHub's 6-hour limit.
 func TestActionHungLogDownloadHasADeadline(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow end-to-end test; run without -short (scripts/test.sh does)")
+	}
 	t.Parallel()
 	sc := newScene(t, "")
 	sc.s.AddRun(testRepo, ghtest.Run{ID: 111, HeadBranch: "main", HeadSHA: sc.fake, Jobs: []ghtest.Job{
@@ -355,6 +370,9 @@ func TestActionHungLogDownloadHasADeadline(t *testing.T) {
 // commit, so the diff does not bind to what would be committed), a command's
 // tracking comment must say so, not keep "Working on it" forever.
 func TestActionRefusedPublishUpdatesTheTrackingComment(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow end-to-end test; run without -short (scripts/test.sh does)")
+	}
 	t.Parallel()
 	sc := newScene(t, "")
 	cart, err := os.ReadFile(filepath.Join(sc.ws, "cart.go"))

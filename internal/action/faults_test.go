@@ -96,6 +96,9 @@ func checkOneProposal(t *testing.T, sc *scene, code int, out map[string]string, 
 }
 
 func TestFaultLogHostTransient(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow end-to-end test; run without -short (scripts/test.sh does)")
+	}
 	t.Parallel()
 	logPath := fmt.Sprintf("/%s/jobs/%d", testRepo, faultJobID)
 	for _, tc := range []struct {
@@ -128,6 +131,9 @@ func TestFaultLogHostTransient(t *testing.T) {
 }
 
 func TestFaultLogHostDown(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow end-to-end test; run without -short (scripts/test.sh does)")
+	}
 	t.Parallel()
 	sc := faultScene(t, ghtest.Fault{Host: "logs", Method: http.MethodGet, Path: fmt.Sprintf("/%s/jobs/%d", testRepo, faultJobID),
 		Status: http.StatusServiceUnavailable, RetryAfter: "0", Times: -1})
@@ -151,6 +157,9 @@ func TestFaultLogHostDown(t *testing.T) {
 // answer is lost (502); the retried create gets "Reference already exists".
 // The same run ends with one branch and one PR.
 func TestFaultLostBranchCreateAnswer(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow end-to-end test; run without -short (scripts/test.sh does)")
+	}
 	t.Parallel()
 	sc := faultScene(t, ghtest.Fault{Method: http.MethodPost, Path: "/repos/" + testRepo + "/git/refs",
 		Status: http.StatusBadGateway, Apply: true})
@@ -166,6 +175,9 @@ func TestFaultLostBranchCreateAnswer(t *testing.T) {
 // The run ends not-fixed, writes nothing to GitHub and says why on its log.
 // (What the job summary leads with is issue 16 item 3, tested elsewhere.)
 func TestFaultModelOutage(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow end-to-end test; run without -short (scripts/test.sh does)")
+	}
 	t.Parallel()
 	var hits atomic.Int32
 	model := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

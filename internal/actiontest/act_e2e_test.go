@@ -42,6 +42,9 @@ func pushEvent(t *testing.T, sha string) []byte {
 // Git Data API, under the policy file read from the default branch. A second
 // run of the same failure updates that PR instead of opening another.
 func TestActionInActWorkflowRun(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow end-to-end test; run without -short (scripts/test.sh does)")
+	}
 	t.Parallel()
 	f := newActFixture(t, "fixer.yml", "reviewers: [octo-reviewer]\n")
 	f.gh.AddRun(fixtureRepo, ghtest.Run{
@@ -113,6 +116,9 @@ func TestActionInActWorkflowRun(t *testing.T) {
 // input, the test command is detected (go.mod), the PR is opened, and the
 // job stays red because its tests failed.
 func TestActionInActInJob(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow end-to-end test; run without -short (scripts/test.sh does)")
+	}
 	t.Parallel()
 	f := newActFixture(t, "injob.yml", "")
 	r := f.run(t, "push", pushEvent(t, f.local))
@@ -146,6 +152,9 @@ func exactCount(gh *ghtest.Server, method, path string) int {
 // TestWorkflowsValidInAct checks every workflow of the project and of the
 // act tests against act's strict workflow schema.
 func TestWorkflowsValidInAct(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow end-to-end test; run without -short (scripts/test.sh does)")
+	}
 	t.Parallel()
 	act := requireAct(t)
 	root := repoRoot(t)

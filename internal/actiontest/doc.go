@@ -6,4 +6,8 @@
 //
 // The act test is skipped when `act` is not on PATH, unless
 // MINI_AGENT_REQUIRE_ACT=1, which turns the skip into a failure (set it in CI).
+// With -short the end-to-end tests (act runs, the release build, the
+// install script) are skipped and only the static checks run.
+//
+// Test fake: tests only; product code never imports it.
 package actiontest

@@ -110,6 +110,9 @@ func toolsWithoutGo(t *testing.T) string {
 }
 
 func TestInstallScript(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow end-to-end test; run without -short (scripts/test.sh does)")
+	}
 	t.Parallel()
 	if runtime.GOOS == "windows" {
 		t.Skip("the install script runs under bash; its Windows path is Git Bash on the runner")
@@ -216,6 +219,9 @@ func TestInstallScript(t *testing.T) {
 // steps for this machine and installs the result with the install script:
 // what the release publishes is what the action verifies and runs.
 func TestReleaseArtifactsInstall(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow end-to-end test; run without -short (scripts/test.sh does)")
+	}
 	t.Parallel()
 	if runtime.GOOS == "windows" {
 		t.Skip("the install script runs under bash")

@@ -220,10 +220,27 @@ func TestActionInputsAndOutputs(t *testing.T) {
 // names `mini-agent action` reads (its inputNames list).
 func TestActionInputsMatchTheProgram(t *testing.T) {
 	t.Parallel()
-	src := readRepoFile(t, "cmd/mini-agent/action_env.go")
-	m := regexp.MustCompile(`(?s)var inputNames = \[\]string\{(.*?)\}`).FindStringSubmatch(src)
-	if m == nil {
-		t.Fatal("cmd/mini-agent/action_env.go: no `var inputNames = []string{...}`; update this test with the program's input list")
+	// The list lives in the action application (internal/action) or, in
+	// older layouts, in the command (cmd/mini-agent); exactly one file holds it.
+	list := regexp.MustCompile(`(?s)var inputNames = \[\]string\{(.*?)\}`)
+	var m []string
+	var holders []string
+	for _, pattern := range []string{"internal/action/*.go", "cmd/mini-agent/*.go"} {
+		files, err := filepathGlob(repoRoot(t), pattern)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range files {
+			if strings.HasSuffix(f, "_test.go") {
+				continue
+			}
+			if found := list.FindStringSubmatch(readRepoFile(t, f)); found != nil {
+				m, holders = found, append(holders, f)
+			}
+		}
+	}
+	if len(holders) != 1 {
+		t.Fatalf("files holding `var inputNames = []string{...}` under internal/action and cmd/mini-agent: %v, want exactly one; update this test with the program's input list", holders)
 	}
 	var program []string
 	for _, q := range regexp.MustCompile(`"([^"]+)"`).FindAllStringSubmatch(m[1], -1) {

@@ -2,6 +2,8 @@
 // run produced (diff, changed files, trace digest, final message,
 // assumptions, validation, usage). It serialises to one JSON file so a
 // read-only job can produce it and a job holding a write token can publish it.
+//
+// Job level: the job runner writes it, the publisher reads it; it imports only the loop's types.
 package bundle
 
 import (

@@ -2,6 +2,8 @@
 // `.github/mini-agent.yml`: its keys, their defaults and their validation.
 // The file is read through the GitHub API from the default branch (see Load),
 // so a pull request can never loosen the policy applied to itself.
+//
+// Job level: asked by the router and the publisher; imports only the GitHub client.
 package config
 
 import (

@@ -4,9 +4,10 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
-	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 
 	"github.com/org/mini-agent/ghapi"
 	"github.com/org/mini-agent/ghapi/ghtest"
@@ -45,11 +46,11 @@ func TestParseFull(t *testing.T) {
 		TestEnv:      []string{"DATABASE_URL", "APP_MODE"},
 		TestWritable: []string{"/var/cache/app"},
 	}
-	if !reflect.DeepEqual(c, want) {
-		t.Errorf("Parse =\n%+v\nwant\n%+v", c, want)
+	if diff := cmp.Diff(want, c); diff != "" {
+		t.Errorf("Parse mismatch (-want +got):\n%s", diff)
 	}
-	if got := c.ProtectedPaths(); !reflect.DeepEqual(got, []string{".github/**", "**/.env", "**/.env.*", "migrations/**", "**/*.pem"}) {
-		t.Errorf("ProtectedPaths = %v: the file's globs must add to the defaults, never replace them", got)
+	if diff := cmp.Diff([]string{".github/**", "**/.env", "**/.env.*", "migrations/**", "**/*.pem"}, c.ProtectedPaths()); diff != "" {
+		t.Errorf("ProtectedPaths (-want +got):\n%s\nthe file's globs must add to the defaults, never replace them", diff)
 	}
 	if c.AllowsAssociation("COLLABORATOR") || !c.AllowsAssociation("member") {
 		t.Error("AllowsAssociation does not follow the file")
@@ -70,15 +71,15 @@ func TestParseDefaults(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%q: %v", name, err)
 		}
-		if !reflect.DeepEqual(c, config.Default()) {
-			t.Errorf("%q: Parse = %+v, want the defaults %+v", name, c, config.Default())
+		if diff := cmp.Diff(config.Default(), c); diff != "" {
+			t.Errorf("%q: Parse differs from the defaults (-want +got):\n%s", name, diff)
 		}
 	}
 	d := config.Default()
 	if d.Labels != (config.Labels{Off: "mini-agent:off", ReadOnly: "mini-agent:read-only", Push: "mini-agent:push"}) ||
 		d.BranchPrefix != "mini-agent/" || d.OnFailure != "comment" || d.Draft ||
-		!reflect.DeepEqual(d.Associations, []string{"OWNER", "MEMBER", "COLLABORATOR"}) || d.AllowForks ||
-		!reflect.DeepEqual(d.ProtectedPaths(), []string{".github/**", "**/.env", "**/.env.*"}) {
+		!cmp.Equal(d.Associations, []string{"OWNER", "MEMBER", "COLLABORATOR"}) || d.AllowForks ||
+		!cmp.Equal(d.ProtectedPaths(), []string{".github/**", "**/.env", "**/.env.*"}) {
 		t.Errorf("defaults = %+v", d)
 	}
 }
@@ -168,14 +169,16 @@ func TestLoadReadsTheDefaultBranchOnly(t *testing.T) {
 			refs = append(refs, r.Query.Get("ref"))
 		}
 	}
-	if !reflect.DeepEqual(refs, []string{"trunk"}) {
-		t.Errorf("contents read at refs %v, want only the default branch", refs)
+	if diff := cmp.Diff([]string{"trunk"}, refs); diff != "" {
+		t.Errorf("contents read at other refs than the default branch (-want +got):\n%s", diff)
 	}
 
 	before := len(s.Requests())
 	l, err = config.Load(ctx, c, "octo", "bare", "main", "")
-	if err != nil || !reflect.DeepEqual(l.Config, config.Default()) || !strings.HasPrefix(l.Origin, "defaults") {
+	if err != nil || !strings.HasPrefix(l.Origin, "defaults") {
 		t.Errorf("missing file: %+v, %v; want the defaults", l, err)
+	} else if diff := cmp.Diff(config.Default(), l.Config); diff != "" {
+		t.Errorf("missing file: config differs from the defaults (-want +got):\n%s", diff)
 	}
 	if n := len(s.Requests()) - before; n != 1 {
 		t.Errorf("a known default branch should cost 1 request, got %d", n)

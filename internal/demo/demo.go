@@ -1,6 +1,8 @@
 // Package demo carries the bundled example: a small Go module with a real
 // bug and a failing test, and a scripted model trajectory that fixes it.
 // `mini-agent demo` runs the whole fix pipeline on a copy of it.
+//
+// Leaf engine: imports nothing above it.
 package demo
 
 import (

@@ -10,6 +10,8 @@
 // the diff's lines. The checks are mechanical: they see patterns, not
 // intent, so a "reject" is a refusal to accept the diff as a root-cause fix,
 // never a claim that the diff is wrong.
+//
+// Leaf engine: imports nothing above it (protect, glob, go-gitdiff).
 package diffcheck
 
 import (

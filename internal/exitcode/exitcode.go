@@ -6,6 +6,8 @@
 // It sits at the job level: it knows the typed errors of the packages that
 // report configuration mistakes (pipeline, provider, config, route), so
 // they need not know about exit codes.
+//
+// Job level: maps the job-level packages' errors and statuses to codes; only entry points import it.
 package exitcode
 
 import (

@@ -9,6 +9,8 @@
 // node's test runner, cargo test, rustc, tsc), or JUnit XML. When nothing is
 // recognized, a generic excerpt (windows around error lines plus the tail)
 // is kept instead.
+//
+// Leaf engine: imports nothing above it.
 package failure
 
 import (

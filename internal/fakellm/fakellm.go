@@ -2,6 +2,8 @@
 // Completions wire format and replays a scripted trajectory (the script
 // provider's JSONL), so the real OpenAI adapter path is exercised end to end
 // by tests and the eval. It records every request body for assertions.
+//
+// Test fake: used by tests and the eval's replay, never by product code.
 package fakellm
 
 import (

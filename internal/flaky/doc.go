@@ -24,4 +24,6 @@
 // pre-fix rate; a test whose true rate is lower than measured needs more
 // runs than the bar asks for, so a low-rate flake should be measured with
 // many runs before its fix is judged.
+//
+// Leaf engine: imports nothing above it.
 package flaky

@@ -14,6 +14,8 @@
 // from logs and the history is untrusted and rendered through
 // route.Sanitize and report.Untrusted (nothing hidden from the reader, no
 // hidden comment can forge a marker, no mention notifies anyone).
+//
+// Job level: uses flakyscan, ghapi, report and route.
 package flakyissue
 
 import (

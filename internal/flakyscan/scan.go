@@ -31,6 +31,8 @@
 // step); failed jobs where most tests failed (the infrastructure rule, see
 // infrastructure); runs not completed; days whose listing is truncated
 // (reported, and nothing from them is used).
+//
+// Job level: uses ghapi and the failure extractor.
 package flakyscan
 
 import (

@@ -6,6 +6,8 @@
 // runs code from it switched off (hooks, fsmonitor; no global or system
 // config, so no filter or diff driver defined there), its own process
 // group killed when its deadline passes or its context ends.
+//
+// Leaf engine: imports nothing above it.
 package gitexec
 
 import (

@@ -12,6 +12,8 @@
 // FIFO or a rewritten index would stall or skew it. Objects are not: they
 // are content-addressed and adding one changes nothing the harness reads;
 // logs/ (reflogs) are not read by the harness either.
+//
+// Leaf engine: imports nothing above it.
 package gitguard
 
 import (

@@ -1,6 +1,8 @@
 // Package glob matches slash-separated, workspace-relative paths against
 // patterns with `*` (within one segment), `?`, character classes and `**`
 // (any number of whole segments, including none).
+//
+// Leaf engine: imports nothing above it.
 package glob
 
 import (

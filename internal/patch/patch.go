@@ -4,6 +4,8 @@
 // refuses anything ambiguous, rebuilds an exact git diff against the real
 // bytes, and checks that diff with go-gitdiff before anyone writes a byte.
 // Commit then writes the result under an os.Root, all or nothing.
+//
+// Leaf engine: imports nothing above it.
 package patch
 
 import (

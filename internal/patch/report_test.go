@@ -137,6 +137,9 @@ func gitApply(t *testing.T, files map[string]patchtest.File, patchText string, a
 // as expected, zero misapplied, zero crashes, every rebuilt diff accepted by
 // git itself.
 func TestRobustnessReport(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow end-to-end test; run without -short (scripts/test.sh does)")
+	}
 	cases := loadCorpus(t)
 	tools := []string{"mini-agent", "git apply", "git apply --recount"}
 	_, gitErr := exec.LookPath("git")

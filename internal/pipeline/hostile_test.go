@@ -55,6 +55,9 @@ func reverted(b *bundle.Bundle, where, p string) *bundle.Reverted {
 // no harness git call runs it, the bundle's diff is exactly the files,
 // .git/config is restored after every run, and the model is told.
 func TestHostileFilterNeverRunsAndGitIsRestored(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow end-to-end test; run without -short (scripts/test.sh does)")
+	}
 	t.Parallel()
 	dir := hostileRepo(t)
 	configBefore, _ := os.ReadFile(filepath.Join(dir, ".git", "config"))
@@ -114,6 +117,9 @@ func TestHostileFilterNeverRunsAndGitIsRestored(t *testing.T) {
 // Read-only: test code writes a hook and workspace files during explain;
 // both are undone after the run, recorded, and the run says so.
 func TestExplainUndoesWhatTestCodeWrites(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow end-to-end test; run without -short (scripts/test.sh does)")
+	}
 	t.Parallel()
 	dir := hostileRepo(t)
 	canary := filepath.Join(t.TempDir(), "hook-ran")

@@ -34,6 +34,9 @@ func patchCall(patch string) agent.Output {
 }
 
 func TestSecretInTheChangeIsDiscarded(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow end-to-end test; run without -short (scripts/test.sh does)")
+	}
 	t.Parallel()
 	const canary = "ghp_PIPELINEcanary0123456789abcdef"
 	dir := t.TempDir()
@@ -77,6 +80,9 @@ func (r *recording) Sample(ctx context.Context, req agent.Request) (agent.Output
 // the bundle (validation tails included), the trace or the summary, raw or
 // base64-encoded.
 func TestSecretsPrintedByTestsAreRedactedEverywhere(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow end-to-end test; run without -short (scripts/test.sh does)")
+	}
 	t.Parallel()
 	const canary = "ghs_LEAKcanary0123456789abcdefABCDEF"
 	b64 := base64.StdEncoding.EncodeToString([]byte("x-access-token:" + canary))
@@ -128,6 +134,9 @@ func TestSecretsPrintedByTestsAreRedactedEverywhere(t *testing.T) {
 // narrowed rerun match nothing, which go test answers with exit 0: the
 // harness must not call that a validated fix.
 func TestFailingTestThatNoLongerRunsIsNotValidated(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow end-to-end test; run without -short (scripts/test.sh does)")
+	}
 	t.Parallel()
 	for name, patch := range map[string]string{
 		"renamed": "--- a/cart_test.go\n+++ b/cart_test.go\n@@ -5 +5 @@\n-func TestTotal(t *testing.T) {\n+func TestTotalLater(t *testing.T) {\n+\tt.Skip(\"later\")\n",
@@ -161,6 +170,9 @@ func TestFailingTestThatNoLongerRunsIsNotValidated(t *testing.T) {
 // AGENTS.md comes from the repository: a symlink to .git/config (where
 // actions/checkout keeps the token) must not put that file in the prompt.
 func TestAgentsMDSymlinkIntoGitIsNotRead(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow end-to-end test; run without -short (scripts/test.sh does)")
+	}
 	t.Parallel()
 	const canary = "PRIVATE-git-config-canary"
 	dir := t.TempDir()
@@ -213,6 +225,9 @@ func TestCheckTailStartsAtALine(t *testing.T) {
 // run_test executes code the model wrote, which can write what apply_patch
 // may not: a change that touches a protected path is not a fix.
 func TestProtectedPathWrittenByTestCodeIsNotAFix(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow end-to-end test; run without -short (scripts/test.sh does)")
+	}
 	t.Parallel()
 	dir := t.TempDir()
 	if err := demo.Materialize(context.Background(), dir); err != nil {
@@ -306,6 +321,9 @@ func TestUnparsableTestCommandIsAUsageError(t *testing.T) {
 // secret-in-the-change check cannot see a secret: the files' contents, which
 // the bundle carries to the publisher, must be checked too.
 func TestSecretInABinaryFileIsDiscarded(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow end-to-end test; run without -short (scripts/test.sh does)")
+	}
 	t.Parallel()
 	const canary = "ghs_BINARYcanary0123456789abcdefABCD"
 	dir := t.TempDir()
@@ -344,6 +362,9 @@ func TestSecretInABinaryFileIsDiscarded(t *testing.T) {
 // A huge file left by the tests ends the run as not fixed, with the file
 // named, instead of an error (or the harness reading it whole).
 func TestHugeChangedFileIsNotAFix(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow end-to-end test; run without -short (scripts/test.sh does)")
+	}
 	t.Parallel()
 	dir := t.TempDir()
 	if err := demo.Materialize(context.Background(), dir); err != nil {
@@ -367,6 +388,9 @@ func TestHugeChangedFileIsNotAFix(t *testing.T) {
 // `cd repo && mini-agent fix --workdir . --trace trace.jsonl`: the trace is
 // the harness's output, not part of the change.
 func TestTraceInsideTheWorkspaceIsNotPartOfTheChange(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow end-to-end test; run without -short (scripts/test.sh does)")
+	}
 	t.Parallel()
 	dir := t.TempDir()
 	if err := demo.Materialize(context.Background(), dir); err != nil {

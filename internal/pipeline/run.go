@@ -4,6 +4,8 @@
 // package: the CLI's fix, explain and demo commands, the action and the
 // eval build the model and call Run; the leaf engines it drives (failure,
 // snapshot, gitguard, proc, redact) import nothing from it.
+//
+// Job level: uses the loop, the tools, the leaf engines, bundle and report; knows no GitHub.
 package pipeline
 
 import (

@@ -179,6 +179,9 @@ func TestReadStat(t *testing.T) {
 // and kill it. Many short runs side by side with longer ones; every run
 // must end by itself with exit 0.
 func TestParallelRunsDoNotKillEachOther(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow end-to-end test; run without -short (scripts/test.sh does)")
+	}
 	for _, mech := range []string{"cgroup", "fallback"} {
 		t.Run(mech, func(t *testing.T) {
 			const workers, each = 6, 25

@@ -6,6 +6,8 @@
 // /proc), with a scrubbed environment, optionally in a kernel sandbox,
 // bounded in-memory head/tail capture and an optional capped log file
 // receiving the full output.
+//
+// Leaf engine: imports nothing above it.
 package proc
 
 import (

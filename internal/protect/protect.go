@@ -8,6 +8,8 @@
 // asks a Set.
 //
 // It is a leaf engine: it imports only internal/glob.
+//
+// Leaf engine: imports nothing above it.
 package protect
 
 import (

@@ -3,6 +3,8 @@
 // reruns), a verified commit on the PR's own branch, or a comment. It
 // re-checks the bundle against the policy before the first write and never
 // writes a refused bundle. It knows GitHub (through ghapi), never the model.
+//
+// Job level: uses the GitHub client, config, report and bundle; knows no model.
 package publish
 
 import (

@@ -3,6 +3,8 @@
 // the test command) and the replacer that masks them, whole, in part and
 // base64-encoded, in everything the model, the trace, the bundle and the
 // PR see. It is a leaf engine: it imports nothing above internal/proc.
+//
+// Leaf engine: imports nothing above it.
 package redact
 
 import (

@@ -1,5 +1,7 @@
 // Package report renders a bundle for people: the pull-request body (also
 // the job summary and the --summary file) and the terminal report.
+//
+// Job level: renders the bundle; imports nothing but the bundle and the loop's report type.
 package report
 
 import (

@@ -3,6 +3,8 @@ package route
 import (
 	"strings"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 func TestParseCommand(t *testing.T) {
@@ -37,8 +39,11 @@ func TestParseCommand(t *testing.T) {
 	}
 	for _, tt := range tests {
 		got, ok := ParseCommand(tt.body)
-		if ok != tt.ok || got != tt.want {
-			t.Errorf("ParseCommand(%q) = %+v, %v; want %+v, %v", tt.body, got, ok, tt.want, tt.ok)
+		if ok != tt.ok {
+			t.Errorf("ParseCommand(%q) ok = %v, want %v", tt.body, ok, tt.ok)
+		}
+		if diff := cmp.Diff(tt.want, got); diff != "" {
+			t.Errorf("ParseCommand(%q) (-want +got):\n%s", tt.body, diff)
 		}
 	}
 	long := "/mini-agent fix "

@@ -5,6 +5,8 @@
 // association, command syntax, loop guards) is checked before any API
 // request, so an ignored event costs nothing; then the repository policy
 // (one request); then the PR, labels and run (a few more).
+//
+// Job level: uses the GitHub client and config; knows no model and no tool.
 package route
 
 import (

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/org/mini-agent/agent"
 	"github.com/org/mini-agent/ghapi"
 	"github.com/org/mini-agent/ghapi/ghtest"
@@ -96,6 +98,27 @@ func (w *world) event(t *testing.T, name, fixture string) route.Event {
 	return route.Event{Name: name, Payload: []byte(payload), Repo: repoName, SHA: w.head, Ref: "refs/heads/main"}
 }
 
+// wantFields fails t with a cmp diff when got differs from want in the
+// named top-level fields; the other fields are not compared.
+func wantFields(t *testing.T, got, want *route.Job, fields ...string) {
+	t.Helper()
+	keep := map[string]bool{}
+	for _, f := range fields {
+		keep[f] = true
+	}
+	topLevelOther := cmp.FilterPath(func(p cmp.Path) bool {
+		for _, step := range p {
+			if sf, ok := step.(cmp.StructField); ok {
+				return !keep[sf.Name()]
+			}
+		}
+		return false
+	}, cmp.Ignore())
+	if diff := cmp.Diff(want, got, topLevelOther); diff != "" {
+		t.Errorf("job fields %v (-want +got):\n%s", fields, diff)
+	}
+}
+
 func TestRouteEvents(t *testing.T) {
 	t.Parallel()
 	const allowBots = "allowed-bots: [\"renovate[bot]\"]\n"
@@ -117,8 +140,9 @@ func TestRouteEvents(t *testing.T) {
 		{name: "run failure", event: "workflow_run", fixture: "workflow_run_failure.json",
 			wantStage: 2, wantMode: agent.ModeFix, wantWrite: route.WritePropose, wantSource: route.SourceRun,
 			check: func(t *testing.T, j *route.Job) {
-				if j.RunID != runID || j.PR != 7 || j.Branch != "feature/parser" || len(j.FailedJobs) != 1 || j.Workflow != "CI" ||
-					j.DefaultBranch != "main" || !strings.Contains(j.RunURL, "/actions/runs/30433642") {
+				wantFields(t, j, &route.Job{RunID: runID, PR: 7, Branch: "feature/parser", Workflow: "CI", DefaultBranch: "main"},
+					"RunID", "PR", "Branch", "Workflow", "DefaultBranch")
+				if len(j.FailedJobs) != 1 || !strings.Contains(j.RunURL, "/actions/runs/30433642") {
 					t.Errorf("job = %+v", j)
 				}
 			}},
@@ -137,9 +161,8 @@ func TestRouteEvents(t *testing.T) {
 			setup:     setup{policy: "allow-forks: true\n", forkPR: true, labels: []string{"mini-agent:push"}},
 			wantStage: 2, wantMode: agent.ModeFix, wantWrite: route.WriteComment, wantSource: route.SourceRun,
 			check: func(t *testing.T, j *route.Job) {
-				if !j.Fork || j.PR != 7 {
-					t.Errorf("fork job = %+v: the PR is found by head=mallory:patch-1 and the push label is not honoured", j)
-				}
+				// The PR is found by head=mallory:patch-1 and the push label is not honoured.
+				wantFields(t, j, &route.Job{Fork: true, PR: 7}, "Fork", "PR")
 			}},
 		// A run on main lists PR #7 because its head SHA matches (GitHub links
 		// PRs by head SHA or branch): the label of a PR from another branch
@@ -158,9 +181,8 @@ func TestRouteEvents(t *testing.T) {
 			setup:     setup{policy: "allow-forks: true\n"},
 			wantStage: 2, wantMode: agent.ModeFix, wantWrite: route.WriteComment, wantSource: route.SourceRun,
 			check: func(t *testing.T, j *route.Job) {
-				if !j.Fork {
-					t.Errorf("job = %+v: a head with no repository is treated as the base repository", j)
-				}
+				// A head with no repository is not the base repository.
+				wantFields(t, j, &route.Job{Fork: true}, "Fork")
 			}},
 		{name: "push label but the PR moved", event: "workflow_run", fixture: "workflow_run_failure.json",
 			setup: setup{labels: []string{"mini-agent:push"}, pushAfterRun: true}, wantSkip: "head moved", wantStage: 2},
@@ -171,17 +193,14 @@ func TestRouteEvents(t *testing.T) {
 		{name: "run on main without PR", event: "workflow_run", fixture: "workflow_run_main.json",
 			wantStage: 2, wantMode: agent.ModeFix, wantWrite: route.WritePropose, wantSource: route.SourceRun,
 			check: func(t *testing.T, j *route.Job) {
-				if j.PR != 0 || j.Branch != "main" {
-					t.Errorf("job = %+v", j)
-				}
+				wantFields(t, j, &route.Job{PR: 0, Branch: "main"}, "PR", "Branch")
 			}},
 
 		{name: "comment from member", event: "issue_comment", fixture: "issue_comment_member.json",
 			wantStage: 2, wantMode: agent.ModeFix, wantWrite: route.WritePropose, wantSource: route.SourceTest,
 			check: func(t *testing.T, j *route.Job) {
-				if j.CommentID != 1290351876 || j.Commenter != "hubot" || j.PR != 7 || j.Branch != "feature/parser" {
-					t.Errorf("job = %+v", j)
-				}
+				wantFields(t, j, &route.Job{CommentID: 1290351876, Commenter: "hubot", PR: 7, Branch: "feature/parser"},
+					"CommentID", "Commenter", "PR", "Branch")
 				for _, want := range []string{"<comment>\nkeep the public API unchanged\nThe empty-input case should return ErrEmpty.\n</comment>", "as data"} {
 					if !strings.Contains(j.Instructions, want) {
 						t.Errorf("instructions %q lack %q", j.Instructions, want)
@@ -218,16 +237,12 @@ func TestRouteEvents(t *testing.T) {
 		{name: "help command", event: "issue_comment", fixture: "issue_comment_help.json", wantStage: 2, wantWrite: route.WriteNone,
 			wantMode: agent.ModeExplain, wantSource: route.SourceTest,
 			check: func(t *testing.T, j *route.Job) {
-				if !j.Help {
-					t.Error("help not flagged")
-				}
+				wantFields(t, j, &route.Job{Help: true}, "Help")
 			}},
 		{name: "unknown verb", event: "issue_comment", fixture: "issue_comment_unknown.json", wantStage: 2, wantWrite: route.WriteNone,
 			wantMode: agent.ModeExplain, wantSource: route.SourceTest,
 			check: func(t *testing.T, j *route.Job) {
-				if !j.Help || j.UnknownVerb != "deploy" {
-					t.Errorf("unknown verb: %+v", j)
-				}
+				wantFields(t, j, &route.Job{Help: true, UnknownVerb: "deploy"}, "Help", "UnknownVerb")
 			}},
 		{name: "comment on closed PR", event: "issue_comment", fixture: "issue_comment_member.json",
 			setup: setup{prState: "closed"}, wantSkip: "is closed", wantStage: 2},
@@ -235,8 +250,9 @@ func TestRouteEvents(t *testing.T) {
 		{name: "dispatch run", event: "workflow_dispatch", fixture: "workflow_dispatch_run.json",
 			wantStage: 2, wantMode: agent.ModeFix, wantWrite: route.WritePropose, wantSource: route.SourceRun,
 			check: func(t *testing.T, j *route.Job) {
-				if j.HeadSHA == "" || j.Branch != "feature/parser" || j.PR != 7 {
-					t.Errorf("job = %+v", j)
+				wantFields(t, j, &route.Job{Branch: "feature/parser", PR: 7}, "Branch", "PR")
+				if j.HeadSHA == "" {
+					t.Errorf("job has no head: %+v", j)
 				}
 			}},
 		{name: "dispatch run that passed", event: "workflow_dispatch", fixture: "workflow_dispatch_run.json",
@@ -252,9 +268,7 @@ func TestRouteEvents(t *testing.T) {
 		{name: "in-job push", event: "push", fixture: "push.json", failLog: "/tmp/test.log",
 			wantStage: 2, wantMode: agent.ModeFix, wantWrite: route.WritePropose, wantSource: route.SourceLog,
 			check: func(t *testing.T, j *route.Job) {
-				if j.Branch != "main" || j.PR != 0 || j.FailureLog != "/tmp/test.log" {
-					t.Errorf("job = %+v", j)
-				}
+				wantFields(t, j, &route.Job{Branch: "main", PR: 0, FailureLog: "/tmp/test.log"}, "Branch", "PR", "FailureLog")
 			}},
 		{name: "in-job pull_request", event: "pull_request", fixture: "pull_request.json", setup: setup{labels: []string{"mini-agent:push"}},
 			wantStage: 2, wantMode: agent.ModeFix, wantWrite: route.WritePush, wantSource: route.SourceTest},
@@ -293,14 +307,10 @@ func TestRouteEvents(t *testing.T) {
 				t.Fatalf("skipped: %s", d.Reason)
 			}
 			j := d.Job
-			if j.Mode != tt.wantMode || j.Write != tt.wantWrite || j.Source != tt.wantSource {
-				t.Errorf("mode/write/source = %s/%s/%s, want %s/%s/%s", j.Mode, j.Write, j.Source, tt.wantMode, tt.wantWrite, tt.wantSource)
-			}
+			wantFields(t, j, &route.Job{Mode: tt.wantMode, Write: tt.wantWrite, Source: tt.wantSource, Owner: "octo-org", Repo: "hello-world"},
+				"Mode", "Write", "Source", "Owner", "Repo")
 			if j.Reason == "" || j.Trigger == "" || j.HeadSHA == "" {
 				t.Errorf("job lacks reason, trigger or head: %+v", j)
-			}
-			if j.Owner != "octo-org" || j.Repo != "hello-world" {
-				t.Errorf("repo = %s/%s", j.Owner, j.Repo)
 			}
 			if tt.check != nil {
 				tt.check(t, j)
@@ -319,13 +329,13 @@ func TestLabelMatrix(t *testing.T) {
 		push = "mini-agent:push"
 	)
 	type want struct {
-		skip  bool
-		mode  agent.Mode
-		write route.Write
+		Skip  bool
+		Mode  agent.Mode
+		Write route.Write
 	}
-	fix := func(w route.Write) want { return want{mode: agent.ModeFix, write: w} }
-	explain := want{mode: agent.ModeExplain, write: route.WriteNone}
-	skipped := want{skip: true}
+	fix := func(w route.Write) want { return want{Mode: agent.ModeFix, Write: w} }
+	explain := want{Mode: agent.ModeExplain, Write: route.WriteNone}
+	skipped := want{Skip: true}
 	tests := []struct {
 		labels []string
 		mode   string
@@ -358,12 +368,12 @@ func TestLabelMatrix(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		got := want{skip: d.Skipped()}
+		got := want{Skip: d.Skipped()}
 		if !d.Skipped() {
-			got.mode, got.write = d.Job.Mode, d.Job.Write
+			got.Mode, got.Write = d.Job.Mode, d.Job.Write
 		}
-		if got != tt.want {
-			t.Errorf("labels %v mode %s fork %v: got %+v (%s), want %+v", tt.labels, tt.mode, tt.fork, got, d.Reason, tt.want)
+		if diff := cmp.Diff(tt.want, got); diff != "" {
+			t.Errorf("labels %v mode %s fork %v (%s): decision (-want +got):\n%s", tt.labels, tt.mode, tt.fork, d.Reason, diff)
 		}
 		if d.Reason == "" {
 			t.Errorf("labels %v: no reason given", tt.labels)

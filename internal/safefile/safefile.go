@@ -2,6 +2,8 @@
 // blocking (a FIFO or a device swapped in by code under test cannot stall
 // the open), never following a symlink at the last component, and checked
 // to be a regular file on the open descriptor before a byte is read.
+//
+// Leaf engine: imports nothing above it.
 package safefile
 
 import (

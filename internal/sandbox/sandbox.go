@@ -8,6 +8,8 @@
 // for test binaries that run sandboxed commands); Launcher then names the
 // executable to use. Without Landlock the command runs unconfined and
 // Status says so.
+//
+// Leaf engine: imports nothing above it.
 package sandbox
 
 import (

@@ -211,6 +211,9 @@ func TestSandboxBlocksSignalsToOutsideProcesses(t *testing.T) {
 // A real `go test` of a small module passes inside the sandbox with the
 // workspace, the temp dir and the tool caches writable.
 func TestSandboxRunsGoTest(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow end-to-end test; run without -short (scripts/test.sh does)")
+	}
 	needLandlock(t)
 	ws := t.TempDir()
 	for _, f := range []string{"go.mod", "add.go", "add_test.go"} {

@@ -5,6 +5,8 @@
 // rewrites them both ways (paths, queries, bodies), so code under test sees
 // one consistent history, as on GitHub where the checkout and the API share
 // SHAs.
+//
+// Test fake: tests only; product code never imports it.
 package shaproxy
 
 import (

@@ -2,6 +2,8 @@
 // the exact diff of what the run changed, with real git, without touching
 // the user's .git (index, HEAD, config, objects) or working tree, and
 // without running anything the repository configures.
+//
+// Leaf engine: imports nothing above it.
 package snapshot
 
 import (

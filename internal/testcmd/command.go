@@ -8,6 +8,8 @@
 //
 // It is a leaf engine: it runs nothing and imports nothing above it. The
 // run_test tool and the job runner's validation both ask it.
+//
+// Leaf engine: imports nothing above it.
 package testcmd
 
 import (

@@ -19,6 +19,8 @@
 // the file executable, so the corpus itself stays plain text. For files
 // with mixed line endings, the crmark flag turns each "␍" (U+240D) that
 // ends a line into a carriage return.
+//
+// Test fake: test data loading for tests only; product code never imports it.
 package patchtest
 
 import (

@@ -1,6 +1,8 @@
 // Package sandboxtest holds what the hostile-test-code tests of several
 // packages share: a process outside the sandbox for sandboxed code to
 // attack. Test support only.
+//
+// Test fake: tests only; product code never imports it.
 package sandboxtest
 
 import (
