@@ -214,6 +214,9 @@ func TestFaultModelOutage(t *testing.T) {
 // create the branch (403, not retried): the action fails with exit 4, and
 // still names the bundle and trace it wrote, so the fix is not lost.
 func TestFaultPublishRefusedByGitHub(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow end-to-end test; run without -short (scripts/test.sh does)")
+	}
 	t.Parallel()
 	sc := faultScene(t, ghtest.Fault{Method: http.MethodPost, Path: "/repos/" + testRepo + "/git/*", Status: http.StatusForbidden, Times: -1})
 	code, out, log := sc.runAction(t, nil)

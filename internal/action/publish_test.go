@@ -17,6 +17,9 @@ import (
 // TestTwoJobRecipe: a read-only job runs `mini-agent fix --bundle`, a job
 // with write permissions runs `mini-agent publish BUNDLE` for the same event.
 func TestTwoJobRecipe(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow end-to-end test; run without -short (scripts/test.sh does)")
+	}
 	t.Parallel()
 	sc := newScene(t, "")
 	sc.s.AddRun(testRepo, ghtest.Run{ID: 303, HeadBranch: "main", HeadSHA: sc.fake, Jobs: []ghtest.Job{
