@@ -3,6 +3,8 @@ package failure
 import (
 	"path"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 )
 
 const (
@@ -49,9 +51,15 @@ type goText struct {
 	src   string
 	pkg   string // fixed package (go test -json), else from the package line
 	fails []*goFail
-	open  map[string]*lines // -v output of tests without a verdict yet
-	free  []*lines          // buffers of open output to reuse
-	cur   string            // test named by the last === line
+	open  map[string]*heldOut // -v output of tests without a verdict yet
+	free  []*heldOut          // buffers of open output to reuse
+	// openKeys are the keys put in open since it was last emptied, while
+	// there are at most maxOpenKeys (more: dropOpen clears the whole map).
+	// A key may have been deleted since, or (its buffer reused) now read
+	// as another key: dropOpen only looks them up.
+	openKeys []string
+	cur      string // test named by the last === line (a view of curBuf)
+	curBuf   []byte
 	stack []*goFail         // --- FAIL: headers by nesting depth
 	last  *lines            // where a continuation line goes
 	lastF *goFail
@@ -86,8 +94,19 @@ type goText struct {
 }
 
 func newGoText(col *collector, src, pkg string) *goText {
-	return &goText{col: col, src: src, pkg: pkg, open: map[string]*lines{}}
+	return &goText{col: col, src: src, pkg: pkg, open: map[string]*heldOut{}}
 }
+
+// heldOut is the held -v output of one test, with the bytes of its key in
+// goText.open (reused with the buffer, so that a test costs no allocation).
+type heldOut struct {
+	lines
+	key []byte
+}
+
+// maxOpenKeys is how many keys of open dropOpen deletes one by one; above
+// it clearing the map is cheaper.
+const maxOpenKeys = 16
 
 func (g *goText) line(s string) {
 	switch g.mode {
@@ -195,11 +214,20 @@ func (g *goText) trusted(rest string) bool {
 // noteOther remembers the last unstructured line (for package failures
 // without a failing test), without allocating.
 func (g *goText) noteOther(s string) {
-	if s == "" || (s[0] >= 0x80 || asciiSpace[s[0]]) && strings.TrimSpace(s) == "" ||
-		strings.HasPrefix(s, "exit status") {
+	if s == "" || blankStart(s) && strings.TrimSpace(s) == "" || strings.HasPrefix(s, "exit status") {
 		return
 	}
 	g.lastLen = copy(g.lastLine[:], s)
+}
+
+// blankStart reports whether s starts with a space (what strings.TrimSpace
+// removes); when it does not, s is not blank.
+func blankStart(s string) bool {
+	if s[0] < utf8.RuneSelf {
+		return asciiSpace[s[0]]
+	}
+	r, _ := utf8.DecodeRuneInString(s)
+	return unicode.IsSpace(r)
 }
 
 // runLine handles === RUN/CONT/NAME/PAUSE: the -v output that follows
@@ -209,7 +237,10 @@ func (g *goText) runLine(s string) bool {
 		if name, ok := strings.CutPrefix(s, p); ok {
 			// The line is borrowed: keep the name (once per test).
 			if name = strings.TrimSpace(name); name != g.cur {
-				g.cur = keep(name)
+				// (g.cur is only compared and copied by its users, so a
+				// buffer reused from test to test can hold it.)
+				g.curBuf = append(g.curBuf[:0], name...)
+				g.cur = view(g.curBuf)
 			}
 			g.stack = g.stack[:0]
 			g.last = nil
@@ -311,26 +342,32 @@ func goLogLine1(t string) (loc, msg string, ok bool) {
 
 func (g *goText) openBuf(name string) *lines {
 	if b, ok := g.open[name]; ok {
-		return b
+		return &b.lines
 	}
 	if len(g.open) >= maxGoOpen {
 		g.dropOpen() // g.last is set to the new buffer by the caller
 	}
-	var b *lines
+	var b *heldOut
 	if n := len(g.free); n > 0 {
 		b, g.free = g.free[n-1], g.free[:n-1]
 		b.clear()
 	} else {
-		nb := newLines(maxExcerptLines, maxMessage)
-		b = &nb
+		b = &heldOut{lines: newLines(maxExcerptLines, maxMessage)}
 	}
-	g.open[keep(name)] = b
-	return b
+	// A buffer is in free only once its old key left the map, so its key
+	// bytes can be rewritten.
+	b.key = append(b.key[:0], name...)
+	key := view(b.key)
+	g.open[key] = b
+	if len(g.openKeys) <= maxOpenKeys {
+		g.openKeys = append(g.openKeys, key)
+	}
+	return &b.lines
 }
 
 // recycle keeps the buffer of a test's held output for the next test
-// (g.last must not point to it any more).
-func (g *goText) recycle(b *lines) {
+// (g.last must not point to it any more, and it must be out of g.open).
+func (g *goText) recycle(b *heldOut) {
 	if len(g.free) < maxGoOpen {
 		g.free = append(g.free, b)
 	}
@@ -338,8 +375,22 @@ func (g *goText) recycle(b *lines) {
 
 // dropOpen forgets all held output, keeping the buffers for reuse.
 func (g *goText) dropOpen() {
+	keys := g.openKeys
+	g.openKeys = g.openKeys[:0]
 	if len(g.open) == 0 {
 		return // (ranging over and clearing a map costs even when it is empty)
+	}
+	if len(keys) <= maxOpenKeys {
+		// Every key still in the map is among keys: delete them one by one.
+		for _, k := range keys {
+			if b, ok := g.open[k]; ok {
+				delete(g.open, k)
+				g.recycle(b)
+			}
+		}
+		if len(g.open) == 0 {
+			return
+		}
 	}
 	for _, b := range g.open {
 		g.recycle(b)
