@@ -60,9 +60,9 @@ type goText struct {
 	openKeys []string
 	cur      string // test named by the last === line (a view of curBuf)
 	curBuf   []byte
-	stack []*goFail         // --- FAIL: headers by nesting depth
-	last  *lines            // where a continuation line goes
-	lastF *goFail
+	stack    []*goFail // --- FAIL: headers by nesting depth
+	last     *lines    // where a continuation line goes
+	lastF    *goFail
 
 	mode goMode
 	// build
