@@ -180,6 +180,7 @@ func extractLines(br io.Reader, opt Options) (*FailureContext, error) {
 	s := &segmenter{opt: opt, proj: proj, failed: newCollector(proj), other: newCollector(proj)}
 	s.cur = newStep("", budgetOf(opt), proj)
 	lr := newLineReader(br)
+	lr.watch(s.cur.recs.keys)
 	for {
 		b, err := lr.next()
 		if errors.Is(err, io.EOF) {
@@ -188,13 +189,19 @@ func extractLines(br io.Reader, opt Options) (*FailureContext, error) {
 		if err != nil {
 			return nil, err
 		}
-		s.feed(view(b))
+		hint := uint8(allKeys)
+		if lr.keys == s.cur.recs.keys { // (always: every step has the same recognizers)
+			hint = lr.hint
+		}
+		s.feed(view(b), hint)
 	}
 	s.endStep()
 	return s.result(), nil
 }
 
-func (s *segmenter) feed(line string) {
+// feed takes one cleaned line; hint says which key bytes of the step's
+// dispatcher it may hold (see dispatcher.lineHint).
+func (s *segmenter) feed(line string, hint uint8) {
 	st := s.cur
 	errorLine := false
 	if strings.HasPrefix(line, "##[") {
@@ -228,7 +235,9 @@ func (s *segmenter) feed(line string) {
 		s.headerLine(line)
 		return
 	}
-	st.recs.line(line)
+	// (line may be a suffix of the line the hint is about: it holds no
+	// more key bytes.)
+	st.recs.lineHint(line, hint)
 	if st.col.empty() && (s.nFailed == 0 || s.generic == "") {
 		// Once something is recognized the generic excerpt is never used;
 		// nor is any later step's once a failed step gave its excerpt.
