@@ -41,20 +41,12 @@ type dispatcher struct {
 	skips   []skipTarget
 	gates   []gated // per recognizer, nil when not gated
 	hasMask uint16  // recognizers with substring triggers
-	// keys are the distinct key bytes of the substring triggers (at most
-	// 8): a line reader told them answers, per line, which of them the
-	// line may hold (a hint; see lineHint).
-	keys string
 }
 
-// allKeys is the hint that a line may hold every key byte.
-const allKeys = 0xff
-
 type hasTrigger struct {
-	sub  string
-	key  byte  // the substring's last byte, looked for first (vectorised)
-	hint uint8 // the key's bit in a hint (0: not a hinted key)
-	bit  uint16
+	sub string
+	key byte // the substring's last byte, looked for first (vectorised)
+	bit uint16
 }
 
 type skipTarget struct {
@@ -83,17 +75,7 @@ func newDispatcher(recs []recognizer) *dispatcher {
 			d.first[t.first[j]] |= bit
 		}
 		for _, h := range t.has {
-			key := h[len(h)-1]
-			k := strings.IndexByte(d.keys, key)
-			if k < 0 && len(d.keys) < 8 {
-				k = len(d.keys)
-				d.keys += string(key)
-			}
-			var hint uint8
-			if k >= 0 {
-				hint = 1 << k
-			}
-			d.has = append(d.has, hasTrigger{h, key, hint, bit})
+			d.has = append(d.has, hasTrigger{h, h[len(h)-1], bit})
 			d.hasMask |= bit
 		}
 		if sk, ok := r.(skipper); ok {
@@ -107,11 +89,7 @@ func newDispatcher(recs []recognizer) *dispatcher {
 }
 
 // line sends s to every recognizer that could want it, in their order.
-func (d *dispatcher) line(s string) { d.lineHint(s, allKeys) }
-
-// lineHint is line for a line that holds none of the key bytes whose bit
-// in hint is clear (bit k stands for d.keys[k]).
-func (d *dispatcher) lineHint(s string, hint uint8) {
+func (d *dispatcher) line(s string) {
 	m := d.always | d.busy
 	if len(s) > 0 {
 		m |= d.lead[s[0]]
@@ -129,8 +107,7 @@ func (d *dispatcher) lineHint(s string, hint uint8) {
 		m |= d.first[fb]
 		if rest := d.hasMask &^ m; rest != 0 {
 			for _, h := range d.has {
-				if rest&h.bit != 0 && (h.hint == 0 || hint&h.hint != 0) &&
-					strings.IndexByte(s, h.key) >= 0 && strings.Contains(s, h.sub) {
+				if rest&h.bit != 0 && strings.IndexByte(s, h.key) >= 0 && strings.Contains(s, h.sub) {
 					m |= h.bit
 					rest &^= h.bit
 				}

@@ -32,14 +32,6 @@ type lineReader struct {
 	// read.
 	nextEsc, nextCR, nextHigh int
 
-	// keys are bytes the consumer looks for in lines (see watch); hint
-	// has bit k clear when the last line returned cannot hold keys[k].
-	// nextKey[k] is the index in buf of the next keys[k], cached as
-	// nextEsc is.
-	keys    string
-	nextKey [8]int
-	hint    uint8
-
 	scratch []byte
 	long    []byte
 	clean   []byte
@@ -54,7 +46,7 @@ func newLineReader(r io.Reader) *lineReader {
 func newLineReaderSize(r io.Reader, size int) *lineReader {
 	size = max(size, readBuffer)
 	return &lineReader{r: r, first: true, buf: make([]byte, size),
-		nextEsc: -1, nextCR: -1, nextHigh: -1, hint: allKeys,
+		nextEsc: -1, nextCR: -1, nextHigh: -1,
 		scratch: make([]byte, 0, maxLine), long: make([]byte, 0, maxLine), clean: make([]byte, 0, maxLine)}
 }
 
@@ -90,9 +82,6 @@ func (lr *lineReader) fill() {
 		lr.start = 0
 	}
 	lr.nextEsc, lr.nextCR, lr.nextHigh = -1, -1, -1
-	for k := range lr.nextKey {
-		lr.nextKey[k] = -1
-	}
 	n, err := lr.r.Read(lr.buf[lr.end:])
 	lr.end += n
 	if err != nil {
@@ -127,7 +116,6 @@ func (lr *lineReader) longLine() ([]byte, error) {
 		lr.fill()
 	}
 	line := lr.trim(lr.long)
-	lr.hint = allKeys
 	esc, cr, high := scanFlags(line)
 	return lr.repair(line, esc, cr, high), nil
 }
@@ -141,34 +129,7 @@ func (lr *lineReader) cleanAt(a, b int) []byte {
 	esc := nextAt(&lr.nextEsc, lr.buf[:lr.end], a, indexEsc) < b
 	cr := nextAt(&lr.nextCR, lr.buf[:lr.end], a, indexCR) < b
 	high := nextAt(&lr.nextHigh, lr.buf[:lr.end], a, indexHigh) < b
-	// Cleaning only removes bytes or adds non-ASCII ones: a key byte
-	// not in buf[a:b] is not in the cleaned line.
-	lr.hint = allKeys
-	for k := 0; k < len(lr.keys); k++ {
-		if nextKeyAt(&lr.nextKey[k], lr.buf[:lr.end], a, lr.keys[k]) >= b {
-			lr.hint &^= 1 << k
-		}
-	}
 	return lr.repair(line, esc, cr, high)
-}
-
-// watch makes the reader answer, in hint, which of keys (at most 8
-// bytes) each line may hold.
-func (lr *lineReader) watch(keys string) {
-	lr.keys = keys[:min(len(keys), len(lr.nextKey))]
-}
-
-// nextKeyAt is nextAt for one byte.
-func nextKeyAt(pos *int, buf []byte, a int, key byte) int {
-	if *pos >= a {
-		return *pos
-	}
-	if i := bytes.IndexByte(buf[a:], key); i >= 0 {
-		*pos = a + i
-	} else {
-		*pos = len(buf)
-	}
-	return *pos
 }
 
 // nextAt returns the index of the first byte found by index in buf at or

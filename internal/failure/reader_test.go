@@ -112,73 +112,6 @@ func readAll(next func() ([]byte, error)) ([]string, error) {
 	}
 }
 
-// hintTestKeys are the key bytes the line reader is asked to watch in
-// the tests: the dispatcher's, and bytes that cleaning removes or that
-// Actions timestamps and escapes hold.
-const hintTestKeys = "DRS\x1b[mZ"
-
-// readAllHinted reads every line of lr, watching hintTestKeys, and fails
-// t when a line's hint says it cannot hold a key byte that it holds.
-func readAllHinted(t *testing.T, lr *lineReader) ([]string, error) {
-	t.Helper()
-	lr.watch(hintTestKeys)
-	var got []string
-	for {
-		b, err := lr.next()
-		if err != nil {
-			if errors.Is(err, io.EOF) {
-				err = nil
-			}
-			return got, err
-		}
-		for k := 0; k < len(hintTestKeys); k++ {
-			if lr.hint&(1<<k) == 0 && bytes.IndexByte(b, hintTestKeys[k]) >= 0 {
-				t.Fatalf("line %d %q holds %q, hint %08b says it does not", len(got), b, hintTestKeys[k], lr.hint)
-			}
-		}
-		got = append(got, string(b))
-	}
-}
-
-// TestLineReaderHint: the hint clears the bit of every watched byte a
-// line does not hold, as the raw line shows it (escapes removed by
-// cleaning may still count), and nothing reads past the line.
-func TestLineReaderHint(t *testing.T) {
-	t.Parallel()
-	in := "2024-05-01T12:34:56.1234567Z FAILED x\n" + // the timestamp's Z is not the line's
-		"plain\n" +
-		"\x1b[31mERROR\x1b[0m\n" + // ESC, [ and m are in the raw line
-		"S at the end without newline"
-	lr := newLineReader(strings.NewReader(in))
-	lr.watch(hintTestKeys)
-	want := []string{"D", "", "\x1b[mR", "S"}
-	for i, w := range want {
-		if _, err := lr.next(); err != nil {
-			t.Fatal(err)
-		}
-		var may []byte
-		for k := 0; k < len(hintTestKeys); k++ {
-			if lr.hint&(1<<k) != 0 {
-				may = append(may, hintTestKeys[k])
-			}
-		}
-		if string(may) != sortedAs(hintTestKeys, w) {
-			t.Errorf("line %d: hint allows %q, want %q", i, may, sortedAs(hintTestKeys, w))
-		}
-	}
-}
-
-// sortedAs returns the bytes of set that are in s, in set's order.
-func sortedAs(set, s string) string {
-	var b []byte
-	for i := 0; i < len(set); i++ {
-		if strings.IndexByte(s, set[i]) >= 0 {
-			b = append(b, set[i])
-		}
-	}
-	return string(b)
-}
-
 // checkSameLines reads in with the reference reader and with lineReader
 // over several read patterns and chunk sizes, and reports any difference.
 func checkSameLines(t *testing.T, in []byte) {
@@ -203,7 +136,7 @@ func checkSameLines(t *testing.T, in []byte) {
 	}
 	for _, rd := range readers {
 		for _, size := range []int{readChunk, readBuffer, readBuffer + 4099} {
-			got, err := readAllHinted(t, newLineReaderSize(rd.r(), size))
+			got, err := readAll(newLineReaderSize(rd.r(), size).next)
 			if err != nil {
 				t.Fatalf("%s/%d: %v", rd.name, size, err)
 			}

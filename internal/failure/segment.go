@@ -180,7 +180,6 @@ func extractLines(br io.Reader, opt Options) (*FailureContext, error) {
 	s := &segmenter{opt: opt, proj: proj, failed: newCollector(proj), other: newCollector(proj)}
 	s.cur = newStep("", budgetOf(opt), proj)
 	lr := newLineReader(br)
-	lr.watch(s.cur.recs.keys)
 	for {
 		b, err := lr.next()
 		if errors.Is(err, io.EOF) {
@@ -189,19 +188,13 @@ func extractLines(br io.Reader, opt Options) (*FailureContext, error) {
 		if err != nil {
 			return nil, err
 		}
-		hint := uint8(allKeys)
-		if lr.keys == s.cur.recs.keys { // (always: every step has the same recognizers)
-			hint = lr.hint
-		}
-		s.feed(view(b), hint)
+		s.feed(view(b))
 	}
 	s.endStep()
 	return s.result(), nil
 }
 
-// feed takes one cleaned line; hint says which key bytes of the step's
-// dispatcher it may hold (see dispatcher.lineHint).
-func (s *segmenter) feed(line string, hint uint8) {
+func (s *segmenter) feed(line string) {
 	st := s.cur
 	errorLine := false
 	if strings.HasPrefix(line, "##[") {
@@ -235,9 +228,7 @@ func (s *segmenter) feed(line string, hint uint8) {
 		s.headerLine(line)
 		return
 	}
-	// (line may be a suffix of the line the hint is about: it holds no
-	// more key bytes.)
-	st.recs.lineHint(line, hint)
+	st.recs.line(line)
 	if st.col.empty() && (s.nFailed == 0 || s.generic == "") {
 		// Once something is recognized the generic excerpt is never used;
 		// nor is any later step's once a failed step gave its excerpt.
