@@ -47,22 +47,17 @@ const (
 // goText recognizes `go test` text output (plain and -v): failing tests
 // with subtests, build errors, panics, timeouts and data races.
 type goText struct {
-	col   *collector
-	src   string
-	pkg   string // fixed package (go test -json), else from the package line
-	fails []*goFail
-	open  map[string]*heldOut // -v output of tests without a verdict yet
-	free  []*heldOut          // buffers of open output to reuse
-	// openKeys are the keys put in open since it was last emptied, while
-	// there are at most maxOpenKeys (more: dropOpen clears the whole map).
-	// A key may have been deleted since, or (its buffer reused) now read
-	// as another key: dropOpen only looks them up.
-	openKeys []string
-	cur      string // test named by the last === line (a view of curBuf)
-	curBuf   []byte
-	stack    []*goFail // --- FAIL: headers by nesting depth
-	last     *lines    // where a continuation line goes
-	lastF    *goFail
+	col    *collector
+	src    string
+	pkg    string // fixed package (go test -json), else from the package line
+	fails  []*goFail
+	open   openSet    // -v output of tests without a verdict yet
+	free   []*heldOut // buffers of open output to reuse
+	cur    string     // test named by the last === line (a view of curBuf)
+	curBuf []byte
+	stack  []*goFail // --- FAIL: headers by nesting depth
+	last   *lines    // where a continuation line goes
+	lastF  *goFail
 
 	mode goMode
 	// build
@@ -94,19 +89,8 @@ type goText struct {
 }
 
 func newGoText(col *collector, src, pkg string) *goText {
-	return &goText{col: col, src: src, pkg: pkg, open: map[string]*heldOut{}}
+	return &goText{col: col, src: src, pkg: pkg}
 }
-
-// heldOut is the held -v output of one test, with the bytes of its key in
-// goText.open (reused with the buffer, so that a test costs no allocation).
-type heldOut struct {
-	lines
-	key []byte
-}
-
-// maxOpenKeys is how many keys of open dropOpen deletes one by one; above
-// it clearing the map is cheaper.
-const maxOpenKeys = 16
 
 func (g *goText) line(s string) {
 	switch g.mode {
@@ -341,10 +325,10 @@ func goLogLine1(t string) (loc, msg string, ok bool) {
 }
 
 func (g *goText) openBuf(name string) *lines {
-	if b, ok := g.open[name]; ok {
+	if b, ok := g.open.get(name); ok {
 		return &b.lines
 	}
-	if len(g.open) >= maxGoOpen {
+	if g.open.len() >= maxGoOpen {
 		g.dropOpen() // g.last is set to the new buffer by the caller
 	}
 	var b *heldOut
@@ -354,14 +338,9 @@ func (g *goText) openBuf(name string) *lines {
 	} else {
 		b = &heldOut{lines: newLines(maxExcerptLines, maxMessage)}
 	}
-	// A buffer is in free only once its old key left the map, so its key
-	// bytes can be rewritten.
+	// A buffer is in free only once it left the set: its name can change.
 	b.key = append(b.key[:0], name...)
-	key := view(b.key)
-	g.open[key] = b
-	if len(g.openKeys) <= maxOpenKeys {
-		g.openKeys = append(g.openKeys, key)
-	}
+	g.open.put(b)
 	return &b.lines
 }
 
@@ -374,42 +353,19 @@ func (g *goText) recycle(b *heldOut) {
 }
 
 // dropOpen forgets all held output, keeping the buffers for reuse.
-func (g *goText) dropOpen() {
-	keys := g.openKeys
-	g.openKeys = g.openKeys[:0]
-	if len(g.open) == 0 {
-		return // (ranging over and clearing a map costs even when it is empty)
-	}
-	if len(keys) <= maxOpenKeys {
-		// Every key still in the map is among keys: delete them one by one.
-		for _, k := range keys {
-			if b, ok := g.open[k]; ok {
-				delete(g.open, k)
-				g.recycle(b)
-			}
-		}
-		if len(g.open) == 0 {
-			return
-		}
-	}
-	for _, b := range g.open {
-		g.recycle(b)
-	}
-	clear(g.open)
-}
+func (g *goText) dropOpen() { g.open.drain(g.recycle) }
 
 // passed drops the held -v output of a test that passed or was skipped.
 func (g *goText) passed(rest string) {
 	g.last = nil
-	if len(g.open) == 0 {
+	if g.open.len() == 0 {
 		return
 	}
 	name := rest
 	if i := strings.LastIndex(rest, " ("); i > 0 {
 		name = rest[:i]
 	}
-	if b, ok := g.open[name]; ok {
-		delete(g.open, name)
+	if b, ok := g.open.del(name); ok {
 		g.recycle(b)
 	}
 }
@@ -422,7 +378,7 @@ func (g *goText) failHeader(depth int, rest string) {
 	}
 	f := &goFail{name: keep(name), msg: newLines(maxExcerptLines, maxMessage),
 		excerpt: newLines(maxExcerptLines, maxExcerpt)}
-	if b, ok := g.open[name]; ok {
+	if b, ok := g.open.del(name); ok {
 		// -v output logged before the verdict.
 		text := b.String()
 		if text != "" {
@@ -437,7 +393,7 @@ func (g *goText) failHeader(depth int, rest string) {
 				f.msg.add(more)
 			}
 		}
-		delete(g.open, name)
+		g.recycle(b) // (text is a copy; g.last is reset below)
 	}
 	if depth > len(g.stack) {
 		depth = len(g.stack)
