@@ -44,8 +44,7 @@ type dispatcher struct {
 }
 
 type hasTrigger struct {
-	sub string
-	key byte // the substring's last byte, looked for first (vectorised)
+	sub string // looked for by its last byte (see containsEnding)
 	bit uint16
 }
 
@@ -75,7 +74,7 @@ func newDispatcher(recs []recognizer) *dispatcher {
 			d.first[t.first[j]] |= bit
 		}
 		for _, h := range t.has {
-			d.has = append(d.has, hasTrigger{h, h[len(h)-1], bit})
+			d.has = append(d.has, hasTrigger{h, bit})
 			d.hasMask |= bit
 		}
 		if sk, ok := r.(skipper); ok {
@@ -107,7 +106,7 @@ func (d *dispatcher) line(s string) {
 		m |= d.first[fb]
 		if rest := d.hasMask &^ m; rest != 0 {
 			for _, h := range d.has {
-				if rest&h.bit != 0 && strings.IndexByte(s, h.key) >= 0 && strings.Contains(s, h.sub) {
+				if rest&h.bit != 0 && containsEnding(s, h.sub) {
 					m |= h.bit
 					rest &^= h.bit
 				}
@@ -132,6 +131,28 @@ func (d *dispatcher) line(s string) {
 			}
 		}
 	}
+}
+
+// containsEnding is strings.Contains(s, sub) for a sub whose last byte is
+// rare: it looks for that byte (vectorised) and compares sub where it
+// would end there.
+func containsEnding(s, sub string) bool {
+	n := len(sub) - 1
+	if n < 0 {
+		return true
+	}
+	key := sub[n]
+	for i := n; i < len(s); i++ {
+		j := strings.IndexByte(s[i:], key)
+		if j < 0 {
+			return false
+		}
+		i += j
+		if s[i-n:i+1] == sub {
+			return true
+		}
+	}
+	return false
 }
 
 func (d *dispatcher) finish() {
