@@ -41,7 +41,6 @@ type dispatcher struct {
 	skips   []skipTarget
 	gates   []gated // per recognizer, nil when not gated
 	hasMask uint16  // recognizers with substring triggers
-	allHas  []string
 }
 
 // hasGroup is the substring triggers that share an anchor byte: one
@@ -69,13 +68,12 @@ func newDispatcher(recs []recognizer) *dispatcher {
 		panic("failure: more than 16 recognizers")
 	}
 	d := &dispatcher{recs: recs, gates: make([]gated, len(recs))}
-	var subs []string // every substring trigger, to choose anchors
+	var all []string // every substring trigger, to choose anchors
 	for _, r := range recs {
 		if g, ok := r.(gated); ok {
-			subs = append(subs, g.trigger().has...)
+			all = append(all, g.trigger().has...)
 		}
 	}
-	d.allHas = subs
 	for i, r := range recs {
 		bit := uint16(1) << i
 		g, ok := r.(gated)
@@ -92,7 +90,7 @@ func newDispatcher(recs []recognizer) *dispatcher {
 			d.first[t.first[j]] |= bit
 		}
 		for _, h := range t.has {
-			d.addHas(h, bit)
+			d.addHas(h, bit, all)
 			d.hasMask |= bit
 		}
 		if sk, ok := r.(skipper); ok {
@@ -154,16 +152,17 @@ func (d *dispatcher) line(s string) {
 
 // addHas adds the substring trigger sub of the recognizer bit to the
 // group of its anchor: the byte of sub most likely to be rare in a log
-// line (an upper-case letter before any other byte), shared by the most
-// triggers (so that one search serves them), else its last such byte.
-func (d *dispatcher) addHas(sub string, bit uint16) {
+// line (an upper-case letter before any other byte), held by the most of
+// all the triggers (so that one search serves them), else its last such
+// byte.
+func (d *dispatcher) addHas(sub string, bit uint16, all []string) {
 	if sub == "" {
 		panic("failure: empty substring trigger")
 	}
 	best, bestScore := 0, -1
 	for i := 0; i < len(sub); i++ {
 		score := 0
-		for _, o := range d.allHas {
+		for _, o := range all {
 			if strings.IndexByte(o, sub[i]) >= 0 {
 				score++
 			}

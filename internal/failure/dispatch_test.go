@@ -12,9 +12,10 @@ import (
 func TestHasGroupMatch(t *testing.T) {
 	t.Parallel()
 	real := newDispatcher(newRecognizers(newCollector(newProject(""))))
-	made := &dispatcher{allHas: []string{"EE", "xEyE", "E", "AEA", "error TS", "zz"}}
-	for i, sub := range made.allHas {
-		made.addHas(sub, 1<<(i%3))
+	made := &dispatcher{}
+	madeSubs := []string{"EE", "xEyE", "E", "AEA", "error TS", "zz"}
+	for i, sub := range madeSubs {
+		made.addHas(sub, 1<<(i%3), madeSubs)
 	}
 	if len(real.has) != 2 || real.has[0].anchor != 'E' || len(real.has[0].subs) != 2 {
 		t.Errorf("the pytest triggers do not share one anchor: %+v", real.has)
