@@ -69,7 +69,12 @@ func stripTimestamp(b []byte) []byte {
 		return b
 	}
 	i := stamp
-	if b[i] == '.' {
+	if len(b) > 28 && b[19] == '.' && b[27] == 'Z' && isDigit(b[20]) && isDigit(b[21]) && isDigit(b[22]) &&
+		isDigit(b[23]) && isDigit(b[24]) && isDigit(b[25]) && isDigit(b[26]) {
+		// The runner's own layout, seven fractional digits: what the loop
+		// below reads, without it.
+		i = 27
+	} else if b[i] == '.' {
 		i++
 		for i < len(b) && isDigit(b[i]) {
 			i++
@@ -182,10 +187,10 @@ func extractLines(br io.Reader, opt Options) (*FailureContext, error) {
 	lr := newLineReader(br)
 	for {
 		b, err := lr.next()
-		if errors.Is(err, io.EOF) {
-			break
-		}
 		if err != nil {
+			if errors.Is(err, io.EOF) {
+				break
+			}
 			return nil, err
 		}
 		s.feed(view(b))
