@@ -2,6 +2,7 @@ package failure
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -112,6 +113,16 @@ const peakEvery = 1 << 20
 func newPeakReader(r io.Reader) *peakReader {
 	return &peakReader{r: r, next: peakEvery,
 		sample: []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}}
+}
+
+// Seek lets Extract see the file as ExtractFile gives it (seekable: the
+// generic excerpt is then built only when needed).
+func (p *peakReader) Seek(offset int64, whence int) (int64, error) {
+	s, ok := p.r.(io.Seeker)
+	if !ok {
+		return 0, errors.New("not seekable")
+	}
+	return s.Seek(offset, whence)
 }
 
 func (p *peakReader) Read(b []byte) (int, error) {

@@ -24,6 +24,7 @@ type lineReader struct {
 	buf        []byte
 	start, end int   // unread bytes: buf[start:end]
 	err        error // the reader's error (io.EOF at the end), once seen
+	base       int64 // how many bytes of the input come before buf[0]
 	empty      int   // consecutive empty reads
 
 	// nextEsc, nextCR, nextHigh are the index in buf of the first ESC, CR
@@ -75,9 +76,14 @@ func (lr *lineReader) next() ([]byte, error) {
 	}
 }
 
+// offset is where in the input the next line starts (after the last
+// line returned, its newline and, for a cut long line, its skipped rest).
+func (lr *lineReader) offset() int64 { return lr.base + int64(lr.start) }
+
 // fill reads more of the log after the unread bytes, moved to the front.
 func (lr *lineReader) fill() {
 	if lr.start > 0 {
+		lr.base += int64(lr.start)
 		lr.end = copy(lr.buf, lr.buf[lr.start:lr.end])
 		lr.start = 0
 	}

@@ -159,6 +159,7 @@ type step struct {
 	col      *collector
 	recs     *dispatcher
 	gen      *genericRec
+	start    int64 // where its first line starts in the input
 }
 
 func newStep(name string, budget int, proj *project) *step {
@@ -178,14 +179,34 @@ type segmenter struct {
 	generic string
 	otherG  string
 	nFailed int
+
+	// later, when set, keeps no generic excerpt while reading: it notes
+	// where the steps are, to read again the one step whose excerpt the
+	// result may need (see deferred).
+	later *deferred
+	// lineStart and lineEnd are where the line being fed starts and where
+	// the next one starts, in the input.
+	lineStart, lineEnd int64
 }
 
 func extractLines(br io.Reader, opt Options) (*FailureContext, error) {
+	s, err := scan(br, opt, nil, true)
+	if err != nil {
+		return nil, err
+	}
+	return s.result()
+}
+
+// scan feeds every line of r to a new segmenter (later: see segmenter);
+// first says r starts the input (its BOM is dropped).
+func scan(r io.Reader, opt Options, later *deferred, first bool) (*segmenter, error) {
 	proj := newProject(opt.Workspace)
-	s := &segmenter{opt: opt, proj: proj, failed: newCollector(proj), other: newCollector(proj)}
+	s := &segmenter{opt: opt, proj: proj, failed: newCollector(proj), other: newCollector(proj), later: later}
 	s.cur = newStep("", budgetOf(opt), proj)
-	lr := newLineReader(br)
+	lr := newLineReader(r)
+	lr.first = first
 	for {
+		s.lineStart = lr.offset()
 		b, err := lr.next()
 		if err != nil {
 			if errors.Is(err, io.EOF) {
@@ -193,10 +214,11 @@ func extractLines(br io.Reader, opt Options) (*FailureContext, error) {
 			}
 			return nil, err
 		}
+		s.lineEnd = lr.offset()
 		s.feed(view(b))
 	}
-	s.endStep()
-	return s.result(), nil
+	s.endStep(lr.offset())
+	return s, nil
 }
 
 func (s *segmenter) feed(line string) {
@@ -208,9 +230,10 @@ func (s *segmenter) feed(line string) {
 			switch cmd {
 			case "group":
 				if strings.HasPrefix(rest, "Run ") {
-					s.endStep()
+					s.endStep(s.lineStart)
 					s.cur = newStep(keep(rest), budgetOf(s.opt), s.proj)
 					s.cur.header = true
+					s.cur.start = s.lineStart
 					return
 				}
 			case "endgroup":
@@ -219,8 +242,9 @@ func (s *segmenter) feed(line string) {
 			case "error":
 				if code, ok := exitLine(rest); ok {
 					st.exitCode, st.exited, st.failed = code, true, true
-					s.endStep()
+					s.endStep(s.lineEnd)
 					s.cur = newStep("", budgetOf(s.opt), s.proj)
+					s.cur.start = s.lineEnd
 					return
 				}
 				st.failed = true
@@ -234,7 +258,7 @@ func (s *segmenter) feed(line string) {
 		return
 	}
 	st.recs.line(line)
-	if st.col.empty() && (s.nFailed == 0 || s.generic == "") {
+	if s.later == nil && st.col.empty() && (s.nFailed == 0 || s.generic == "") {
 		// Once something is recognized the generic excerpt is never used;
 		// nor is any later step's once a failed step gave its excerpt.
 		st.gen.line(line, errorLine)
@@ -265,33 +289,53 @@ func exitLine(s string) (int, bool) {
 	return n, err == nil
 }
 
-// endStep finishes the current step and keeps its findings.
-func (s *segmenter) endStep() {
+// endStep finishes the current step, which ends at end in the input, and
+// keeps its findings.
+func (s *segmenter) endStep(end int64) {
 	st := s.cur
 	st.recs.finish()
+	if s.later != nil {
+		s.later.step(stepSpan{start: st.start, end: end}, st.failed)
+	}
 	if st.failed {
 		s.nFailed++
 		s.failed.merge(st.col)
 		if s.meta == nil || (!s.meta.exited && st.exited) {
 			s.meta = st
 		}
-		if s.generic == "" {
+		if s.generic == "" && s.later == nil {
 			s.generic = st.gen.text()
 		}
 		return
 	}
 	s.other.merge(st.col)
+	if s.later != nil {
+		return
+	}
 	if g := st.gen.text(); g != "" {
 		s.otherG = g
 	}
 }
 
-func (s *segmenter) result() *FailureContext {
+// result is what the segmenter found. With later set, a generic excerpt
+// the result needs is read again from the input; errRescan says that
+// the steps noted do not tell which (the input must be read again whole,
+// without later).
+func (s *segmenter) result() (*FailureContext, error) {
 	col, generic := s.failed, s.generic
-	if s.nFailed == 0 || (col.empty() && !s.other.empty() && s.meta != nil && !s.meta.exited) {
+	fromOther := s.nFailed == 0 || (col.empty() && !s.other.empty() && s.meta != nil && !s.meta.exited)
+	if fromOther {
 		// No step is marked failed (raw output, or a log cut short): use
 		// whatever was recognized anywhere.
 		col, generic = s.other, s.otherG
+	}
+	if col.empty() && s.later != nil {
+		// (Here fromOther means that no step failed.)
+		g, err := s.later.generic(!fromOther)
+		if err != nil {
+			return nil, err
+		}
+		generic = g
 	}
 	fc := &FailureContext{
 		Failures:    col.failures,
@@ -312,7 +356,7 @@ func (s *segmenter) result() *FailureContext {
 		}
 	}
 	newNormalizer(s.opt.Workspace).apply(fc)
-	return fc
+	return fc, nil
 }
 
 // merge adds o's findings to c.
