@@ -102,9 +102,10 @@ type Options struct {
 // returns what failed. It reads r to the end, line by line, and never holds
 // more than a bounded amount of it.
 //
-// When r is also an io.Seeker (a file, a bytes.Reader), the generic excerpt
-// is built only if the result needs it, by reading the step it comes from
-// again; the result is the same.
+// When r is also an io.Seeker (a file, a bytes.Reader), the steps of an
+// Actions log after the first are recognized, and the generic excerpt is
+// built, only when the result needs them, by reading those steps again
+// (see deferred); the result is the same.
 func Extract(r io.Reader, opt Options) (*FailureContext, error) {
 	origin := int64(-1)
 	rs, seekable := r.(io.ReadSeeker)

@@ -160,6 +160,8 @@ type step struct {
 	recs     *dispatcher
 	gen      *genericRec
 	start    int64 // where its first line starts in the input
+	// later: the recognizers do not read the step now (see deferred).
+	later bool
 }
 
 func newStep(name string, budget int, proj *project) *step {
@@ -234,6 +236,7 @@ func (s *segmenter) feed(line string) {
 					s.cur = newStep(keep(rest), budgetOf(s.opt), s.proj)
 					s.cur.header = true
 					s.cur.start = s.lineStart
+					s.cur.later = s.later != nil
 					return
 				}
 			case "endgroup":
@@ -245,6 +248,7 @@ func (s *segmenter) feed(line string) {
 					s.endStep(s.lineEnd)
 					s.cur = newStep("", budgetOf(s.opt), s.proj)
 					s.cur.start = s.lineEnd
+					s.cur.later = s.later != nil
 					return
 				}
 				st.failed = true
@@ -255,6 +259,9 @@ func (s *segmenter) feed(line string) {
 	}
 	if st.header {
 		s.headerLine(line)
+		return
+	}
+	if st.later {
 		return
 	}
 	st.recs.line(line)
@@ -293,13 +300,15 @@ func exitLine(s string) (int, bool) {
 // keeps its findings.
 func (s *segmenter) endStep(end int64) {
 	st := s.cur
-	st.recs.finish()
+	if !st.later {
+		st.recs.finish()
+	}
 	if s.later != nil {
-		s.later.step(stepSpan{start: st.start, end: end}, st.failed)
+		s.later.step(stepSpan{start: st.start, end: end}, st.failed, st.later)
 	}
 	if st.failed {
 		s.nFailed++
-		s.failed.merge(st.col)
+		s.failed.merge(st.col) // (empty for a step read later)
 		if s.meta == nil || (!s.meta.exited && st.exited) {
 			s.meta = st
 		}
@@ -308,7 +317,7 @@ func (s *segmenter) endStep(end int64) {
 		}
 		return
 	}
-	s.other.merge(st.col)
+	s.other.merge(st.col) // (empty for a step read later)
 	if s.later != nil {
 		return
 	}
@@ -322,6 +331,18 @@ func (s *segmenter) endStep(end int64) {
 // the steps noted do not tell which (the input must be read again whole,
 // without later).
 func (s *segmenter) result() (*FailureContext, error) {
+	if s.later != nil {
+		// The failed steps' findings, then (when they are used) the
+		// others', merged in the order of the steps as one reading would.
+		if err := s.later.merge(s.failed, true); err != nil {
+			return nil, err
+		}
+		if s.nFailed == 0 || s.failed.empty() && s.meta != nil && !s.meta.exited {
+			if err := s.later.merge(s.other, false); err != nil {
+				return nil, err
+			}
+		}
+	}
 	col, generic := s.failed, s.generic
 	fromOther := s.nFailed == 0 || (col.empty() && !s.other.empty() && s.meta != nil && !s.meta.exited)
 	if fromOther {

@@ -12,8 +12,8 @@ import (
 	"testing"
 )
 
-// streamOnly hides a reader's Seek: Extract then builds the generic
-// excerpt while it reads, as it always did.
+// streamOnly hides a reader's Seek: Extract then reads the input once,
+// recognizing every step and building the generic excerpt as it goes.
 type streamOnly struct{ io.Reader }
 
 // renderAll is the context as JSON and rendered at two budgets.
@@ -26,8 +26,8 @@ func renderAll(t *testing.T, fc *FailureContext) string {
 	return string(b) + "\n----\n" + fc.Render(0) + "\n----\n" + fc.Render(600)
 }
 
-// checkDeferredSame extracts in with the excerpt deferred (a seekable
-// reader, also one that starts past a prefix) and built while reading (a
+// checkDeferredSame extracts in with a deferred reading (a seekable
+// reader, also one that starts past a prefix) and with one reading (a
 // plain reader), and fails t when the results differ in any byte.
 func checkDeferredSame(t *testing.T, name string, in []byte, opt Options) (generic bool) {
 	t.Helper()
@@ -58,8 +58,8 @@ func checkDeferredSame(t *testing.T, name string, in []byte, opt Options) (gener
 	return want.Generic != ""
 }
 
-// TestDeferredGenericCorpus: every corpus file gives the same result with
-// the generic excerpt deferred as built while reading.
+// TestDeferredGenericCorpus: every corpus file gives the same result read
+// deferred (seekable) as read once (streamed).
 func TestDeferredGenericCorpus(t *testing.T) {
 	t.Parallel()
 	n := 0
@@ -81,8 +81,9 @@ func TestDeferredGenericCorpus(t *testing.T) {
 }
 
 // TestDeferredGenericSteps: logs built to need the excerpt of a step far
-// from the end, of the first of many failed steps, of more steps than
-// are remembered (read again whole), with a BOM, with an empty step.
+// from the end, of the first of many failed steps, the findings of steps
+// that did not fail, more steps than are remembered (read again whole),
+// with a BOM, with an empty step.
 func TestDeferredGenericSteps(t *testing.T) {
 	t.Parallel()
 	stamp := func(i int) string { return fmt.Sprintf("2024-05-01T12:00:00.%07dZ ", i) }
@@ -107,14 +108,14 @@ func TestDeferredGenericSteps(t *testing.T) {
 		}{name, in})
 	}
 	var many, quiet, failedMany, failedLate []string
-	for i := 0; i < 3*maxLaterSteps; i++ {
+	for i := 0; i < maxLaterSteps+10; i++ { // more than are remembered: read again whole
 		many = append(many, group(fmt.Sprintf("step-%d", i), fmt.Sprintf("step %d fatal error here", i), "ok")...)
 	}
 	quiet = append(quiet, group("loud", "cannot open file", "details")...)
-	for i := 0; i < 2*maxLaterSteps; i++ {
+	for i := 0; i < 100; i++ {
 		quiet = append(quiet, group(fmt.Sprintf("quiet-%d", i))...) // no output: no excerpt
 	}
-	for i := 0; i < 2*maxLaterSteps; i++ {
+	for i := 0; i < 100; i++ {
 		failedMany = append(failedMany, "##[error]Process completed with exit code 1.")
 	}
 	failedMany = append(failedMany, "make: *** [all] Error 2", "##[error]Process completed with exit code 2.")
@@ -129,6 +130,12 @@ func TestDeferredGenericSteps(t *testing.T) {
 	add("empty", nil)
 	add("only a group line", build("##[group]Run x"))
 	add("error line, no exit", build(append(group("lint", "##[error]lint failed: 3 problems"), group("next", "fine")...)...))
+	add("failed without exit, found in a passing step", build(append(group("test", "--- FAIL: TestA (0.00s)",
+		"    a_test.go:3: boom", "FAIL", "FAIL\texample.com/a\t0.01s"), group("lint", "##[error]lint failed")...)...))
+	add("two failed steps with findings", build(append(append(group("unit", "--- FAIL: TestA (0.00s)",
+		"    a_test.go:3: boom", "FAIL\texample.com/a\t0.01s", "##[error]Process completed with exit code 1."),
+		group("ok", "fine")...), group("e2e", "--- FAIL: TestB (0.00s)", "    b_test.go:9: bang",
+		"FAIL\texample.com/b\t0.01s", "##[error]Process completed with exit code 1.")...)...))
 	for _, c := range cases {
 		checkDeferredSame(t, c.name, c.in, Options{})
 		checkDeferredSame(t, c.name+" (budget 600)", c.in, Options{Budget: 600})
@@ -137,6 +144,7 @@ func TestDeferredGenericSteps(t *testing.T) {
 
 // TestDeferredGenericRandom: logs assembled at random from corpus lines,
 // step framing, error lines and noise give the same result either way.
+// (The seed is fixed: the same logs on every run.)
 func TestDeferredGenericRandom(t *testing.T) {
 	t.Parallel()
 	files, err := filepath.Glob("testdata/corpus/*")
