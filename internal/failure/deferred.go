@@ -33,11 +33,11 @@ type laterStep struct {
 // result needs it. Of an Actions log, what matters is mostly the failed
 // step; the other steps' findings are used only when no step failed (or
 // the failed ones gave nothing and none exited), and the generic excerpt
-// only when nothing was recognized. So the first reading recognizes the
-// lines of the first step only (all of a log without steps), keeps no
-// generic excerpt, and notes where the steps start and end and which
-// failed; the steps whose findings or excerpt the result needs are then
-// read again, each alone. That gives what one reading would have: a
+// only when nothing was recognized. So the first reading reads the first
+// step only (all of a log without steps: raw output is read once) and
+// notes where the other steps start and end and which failed; the steps
+// whose findings or excerpt the result needs are then read again, each
+// alone. That gives what one reading would have: a
 // step's lines, recognizers and excerpt do not depend on the other steps
 // (each step has its own), and findings are merged in the order of the
 // steps.
@@ -55,12 +55,12 @@ func newDeferred(rs io.ReadSeeker, origin int64, opt Options) *deferred {
 }
 
 // step notes a finished step.
-func (d *deferred) step(sp stepSpan, failed, later bool) {
+func (d *deferred) step(st laterStep) {
 	if len(d.steps) >= maxLaterSteps {
 		d.more = true
 		return
 	}
-	d.steps = append(d.steps, laterStep{stepSpan: sp, failed: failed, later: later})
+	d.steps = append(d.steps, st)
 }
 
 // merge adds to col, in order, the findings of the failed steps (or of

@@ -265,7 +265,7 @@ func (s *segmenter) feed(line string) {
 		return
 	}
 	st.recs.line(line)
-	if s.later == nil && st.col.empty() && (s.nFailed == 0 || s.generic == "") {
+	if st.col.empty() && (s.nFailed == 0 || s.generic == "") {
 		// Once something is recognized the generic excerpt is never used;
 		// nor is any later step's once a failed step gave its excerpt.
 		st.gen.line(line, errorLine)
@@ -304,7 +304,12 @@ func (s *segmenter) endStep(end int64) {
 		st.recs.finish()
 	}
 	if s.later != nil {
-		s.later.step(stepSpan{start: st.start, end: end}, st.failed, st.later)
+		ls := laterStep{stepSpan: stepSpan{start: st.start, end: end}, failed: st.failed, later: st.later}
+		if !st.later {
+			// (The first step: read now, excerpt too.)
+			ls.read, ls.text = true, st.gen.text()
+		}
+		s.later.step(ls)
 	}
 	if st.failed {
 		s.nFailed++
