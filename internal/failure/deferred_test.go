@@ -205,3 +205,14 @@ func TestDeferredGenericRandom(t *testing.T) {
 		t.Errorf("only %d of %d random logs use the generic excerpt", generic, rounds)
 	}
 }
+
+// FuzzDeferredReading: any input gives the same result read deferred as
+// read once.
+func FuzzDeferredReading(f *testing.F) {
+	f.Add([]byte("##[group]Run go test\nx\n##[endgroup]\n--- FAIL: TestA (0.00s)\nFAIL\tp\t0.1s\n##[error]Process completed with exit code 1.\n"))
+	f.Add([]byte("\uFEFFerror: one\n##[group]Run b\n##[endgroup]\nfatal: two\n##[error]x\n"))
+	f.Add([]byte("##[error]Process completed with exit code 1.\n##[error]Process completed with exit code 2.\nsegmentation fault\n"))
+	f.Fuzz(func(t *testing.T, in []byte) {
+		checkDeferredSame(t, "fuzz input", in, Options{Budget: 600})
+	})
+}
