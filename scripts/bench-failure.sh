@@ -11,7 +11,10 @@
 # Rounds interleave the two tools. mini-agent is timed by
 # BenchmarkExtractLog (one Extract over the file per iteration: reading,
 # cleaning, recognising, rendering-ready result; wall ns/op and the
-# process's CPU time per op), grep by bash's `time` (wall, user+sys). The
+# process's CPU time per op). The file is given seekable, as ExtractFile
+# gives it: the failed step is recognized on a second reading of that step
+# only (see internal/failure/deferred.go). grep is timed by bash's `time`
+# (wall, user+sys). The
 # figures are medians over the rounds; each ratio is the median of the
 # per-round ratios, for wall time and for CPU time. On a loaded machine the
 # CPU time of a 0.2 s run swings by 2x from round to round; the best round

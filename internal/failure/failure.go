@@ -105,7 +105,8 @@ type Options struct {
 // When r is also an io.Seeker (a file, a bytes.Reader), the steps of an
 // Actions log after the first are recognized, and the generic excerpt is
 // built, only when the result needs them, by reading those steps again
-// (see deferred); the result is the same.
+// (see deferred); the result is the same, and r is left at no particular
+// offset.
 func Extract(r io.Reader, opt Options) (*FailureContext, error) {
 	origin := int64(-1)
 	rs, seekable := r.(io.ReadSeeker)
