@@ -37,21 +37,21 @@ type laterStep struct {
 // step only (all of a log without steps: raw output is read once) and
 // notes where the other steps start and end and which failed; the steps
 // whose findings or excerpt the result needs are then read again, each
-// alone. That gives what one reading would have: a
-// step's lines, recognizers and excerpt do not depend on the other steps
-// (each step has its own), and findings are merged in the order of the
-// steps.
+// alone. That gives what one reading would have: a step's lines,
+// recognizers and excerpt do not depend on the other steps (each step has
+// its own), and findings are merged in the order of the steps.
 type deferred struct {
 	rs     io.ReadSeeker
 	origin int64 // where the input starts in rs
 	opt    Options
+	proj   *project
 
 	steps []laterStep
 	more  bool // more steps than kept
 }
 
 func newDeferred(rs io.ReadSeeker, origin int64, opt Options) *deferred {
-	return &deferred{rs: rs, origin: origin, opt: opt}
+	return &deferred{rs: rs, origin: origin, opt: opt, proj: newProject(opt.Workspace)}
 }
 
 // step notes a finished step.
@@ -124,7 +124,7 @@ func (d *deferred) read(st *laterStep) (*segmenter, error) {
 	if _, err := d.rs.Seek(d.origin+st.start, io.SeekStart); err != nil {
 		return nil, fmt.Errorf("read the log again: %w", err)
 	}
-	s, err := scan(io.LimitReader(d.rs, max(0, st.end-st.start)), d.opt, nil, st.start == 0)
+	s, err := scan(io.LimitReader(d.rs, max(0, st.end-st.start)), d.opt, d.proj, nil, st.start == 0)
 	if err != nil {
 		return nil, fmt.Errorf("read the log again: %w", err)
 	}
@@ -143,7 +143,8 @@ func (d *deferred) read(st *laterStep) (*segmenter, error) {
 // extractSeekable is extractLines on a seekable input starting at origin
 // in rs, with the generic excerpt deferred; br reads rs from origin.
 func extractSeekable(br io.Reader, rs io.ReadSeeker, origin int64, opt Options) (*FailureContext, error) {
-	s, err := scan(br, opt, newDeferred(rs, origin, opt), true)
+	d := newDeferred(rs, origin, opt)
+	s, err := scan(br, opt, d.proj, d, true)
 	if err != nil {
 		return nil, err
 	}

@@ -192,7 +192,7 @@ type segmenter struct {
 }
 
 func extractLines(br io.Reader, opt Options) (*FailureContext, error) {
-	s, err := scan(br, opt, nil, true)
+	s, err := scan(br, opt, newProject(opt.Workspace), nil, true)
 	if err != nil {
 		return nil, err
 	}
@@ -201,8 +201,7 @@ func extractLines(br io.Reader, opt Options) (*FailureContext, error) {
 
 // scan feeds every line of r to a new segmenter (later: see segmenter);
 // first says r starts the input (its BOM is dropped).
-func scan(r io.Reader, opt Options, later *deferred, first bool) (*segmenter, error) {
-	proj := newProject(opt.Workspace)
+func scan(r io.Reader, opt Options, proj *project, later *deferred, first bool) (*segmenter, error) {
 	s := &segmenter{opt: opt, proj: proj, failed: newCollector(proj), other: newCollector(proj), later: later}
 	s.cur = newStep("", budgetOf(opt), proj)
 	lr := newLineReader(r)
