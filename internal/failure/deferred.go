@@ -74,7 +74,7 @@ func (d *deferred) merge(col *collector, failed bool) error {
 		if st.failed != failed || !st.later {
 			continue
 		}
-		s, err := d.read(st)
+		s, err := d.read(st, false)
 		if err != nil {
 			return err
 		}
@@ -95,7 +95,7 @@ func (d *deferred) generic(failed bool) (string, error) {
 	}
 	excerpt := func(st *laterStep) (string, error) {
 		if !st.read {
-			if _, err := d.read(st); err != nil {
+			if _, err := d.read(st, true); err != nil {
 				return "", err
 			}
 		}
@@ -119,14 +119,21 @@ func (d *deferred) generic(failed bool) (string, error) {
 	return "", nil
 }
 
-// read reads the step st again, alone, and notes its excerpt.
-func (d *deferred) read(st *laterStep) (*segmenter, error) {
+// read reads the step st again, alone: for its findings only, or with
+// its excerpt (noted in st), built as one reading builds it. (The excerpt
+// is needed only when the step recognized nothing, which its findings
+// tell; building it while looking for them would cost the error-word scan
+// of every line up to the first finding, most often for nothing.)
+func (d *deferred) read(st *laterStep, excerpt bool) (*segmenter, error) {
 	if _, err := d.rs.Seek(d.origin+st.start, io.SeekStart); err != nil {
 		return nil, fmt.Errorf("read the log again: %w", err)
 	}
-	s, err := scan(io.LimitReader(d.rs, max(0, st.end-st.start)), d.opt, d.proj, nil, st.start == 0)
+	s, err := scan(io.LimitReader(d.rs, max(0, st.end-st.start)), d.opt, d.proj, nil, st.start == 0, !excerpt)
 	if err != nil {
 		return nil, fmt.Errorf("read the log again: %w", err)
+	}
+	if !excerpt {
+		return s, nil
 	}
 	// The step is the only one with lines: a step created before its first
 	// line (a "Run" group line ends the empty one) or after its exit line
@@ -144,7 +151,7 @@ func (d *deferred) read(st *laterStep) (*segmenter, error) {
 // in rs, with the generic excerpt deferred; br reads rs from origin.
 func extractSeekable(br io.Reader, rs io.ReadSeeker, origin int64, opt Options) (*FailureContext, error) {
 	d := newDeferred(rs, origin, opt)
-	s, err := scan(br, opt, d.proj, d, true)
+	s, err := scan(br, opt, d.proj, d, true, false)
 	if err != nil {
 		return nil, err
 	}

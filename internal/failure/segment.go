@@ -189,10 +189,11 @@ type segmenter struct {
 	// lineStart and lineEnd are where the line being fed starts and where
 	// the next one starts, in the input.
 	lineStart, lineEnd int64
+	noGeneric          bool // no generic excerpt is kept
 }
 
 func extractLines(br io.Reader, opt Options) (*FailureContext, error) {
-	s, err := scan(br, opt, newProject(opt.Workspace), nil, true)
+	s, err := scan(br, opt, newProject(opt.Workspace), nil, true, false)
 	if err != nil {
 		return nil, err
 	}
@@ -200,9 +201,11 @@ func extractLines(br io.Reader, opt Options) (*FailureContext, error) {
 }
 
 // scan feeds every line of r to a new segmenter (later: see segmenter);
-// first says r starts the input (its BOM is dropped).
-func scan(r io.Reader, opt Options, proj *project, later *deferred, first bool) (*segmenter, error) {
-	s := &segmenter{opt: opt, proj: proj, failed: newCollector(proj), other: newCollector(proj), later: later}
+// first says r starts the input (its BOM is dropped); noGeneric keeps no
+// generic excerpt (the result then has none).
+func scan(r io.Reader, opt Options, proj *project, later *deferred, first, noGeneric bool) (*segmenter, error) {
+	s := &segmenter{opt: opt, proj: proj, failed: newCollector(proj), other: newCollector(proj), later: later,
+		noGeneric: noGeneric}
 	s.cur = newStep("", budgetOf(opt), proj)
 	lr := newLineReader(r)
 	lr.first = first
@@ -264,7 +267,7 @@ func (s *segmenter) feed(line string) {
 		return
 	}
 	st.recs.line(line)
-	if st.col.empty() && (s.nFailed == 0 || s.generic == "") {
+	if !s.noGeneric && st.col.empty() && (s.nFailed == 0 || s.generic == "") {
 		// Once something is recognized the generic excerpt is never used;
 		// nor is any later step's once a failed step gave its excerpt.
 		st.gen.line(line, errorLine)
