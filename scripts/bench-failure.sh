@@ -11,29 +11,45 @@
 # Rounds interleave the two tools. mini-agent is timed by
 # BenchmarkExtractLog (one Extract over the file per iteration: reading,
 # cleaning, recognising, rendering-ready result; wall ns/op and the
-# process's CPU time per op), grep by bash's `time` (wall, user+sys). The
+# process's CPU time per op). The file is given seekable, as ExtractFile
+# gives it: the failed step is recognized on a second reading of that step
+# only (see internal/failure/deferred.go). grep is timed by bash's `time`
+# (wall, user+sys). The
 # figures are medians over the rounds; each ratio is the median of the
 # per-round ratios, for wall time and for CPU time. On a loaded machine the
 # CPU time of a 0.2 s run swings by 2x from round to round; the best round
 # of each tool (least disturbed) is printed too.
 #
-# Usage: scripts/bench-failure.sh [ROUNDS [ITERS]]   (defaults 5 and 2)
+# With a git revision BASE, the extractor of that revision (its
+# internal/failure, exported with `git archive` and built aside) is timed
+# in the same rounds, and the speed-up of the working tree over it is
+# printed: before/after figures from one run on the same machine load.
+#
+# Usage: scripts/bench-failure.sh [ROUNDS [ITERS [BASE]]]   (defaults 5, 2, none)
 set -euo pipefail
 
 rounds=${1:-5}
 iters=${2:-2}
+base=${3:-}
 repo=$(cd "$(dirname "$0")/.." && pwd)
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 log="$tmp/actions-100MB.log"
 (cd "$repo" && go test -c -o "$tmp/failure.test" ./internal/failure/)
+if [ -n "$base" ]; then
+	mkdir "$tmp/base"
+	git -C "$repo" archive "$base" | tar -x -C "$tmp/base"
+	(cd "$tmp/base" && go test -c -o "$tmp/base.test" ./internal/failure/)
+fi
 
-bench() { # prints "wall_ms cpu_ms peak_heap_mb" of one BenchmarkExtractLog run
-	(cd "$repo/internal/failure" && MINI_AGENT_BENCH_LOG="$log" "$tmp/failure.test" -test.run '^$' \
+bench() { # [BINARY DIR] prints "wall_ms cpu_ms peak_heap_mb peak_rss_mb" of one BenchmarkExtractLog run
+	local bin=${1:-$tmp/failure.test} dir=${2:-$repo}
+	(cd "$dir/internal/failure" && MINI_AGENT_BENCH_LOG="$log" "$bin" -test.run '^$' \
 		-test.bench '^BenchmarkExtractLog$' -test.benchtime "${iters}x") |
 		awk '$1 ~ /^BenchmarkExtractLog/ {
-			for (i = 2; i < NF; i++) { if ($(i+1) == "ns/op") w = $i; if ($(i+1) == "cpu-ns/op") c = $i; if ($(i+1) == "peak-heap-MB") h = $i }
-			printf "%.1f %.1f %.1f\n", w / 1e6, c / 1e6, h }'
+			r = "n/a"
+			for (i = 2; i < NF; i++) { if ($(i+1) == "ns/op") w = $i; if ($(i+1) == "cpu-ns/op") c = $i; if ($(i+1) == "peak-heap-MB") h = $i; if ($(i+1) == "peak-rss-MB") r = $i }
+			printf "%.1f %.1f %.1f %s\n", w / 1e6, c / 1e6, h, r }'
 }
 
 grep_once() { # prints "wall_ms cpu_ms" of one grep -c FAIL pass
@@ -46,26 +62,50 @@ median() { sort -g | awk '{a[NR] = $1} END {print (NR % 2) ? a[(NR + 1) / 2] : (
 
 bench >/dev/null # writes the log on the first run
 cat "$log" >/dev/null
+size=$(stat -c %s "$log")
 echo "log: $(du -h "$log" | cut -f1) Actions job log, $(wc -l <"$log") lines; $(nproc) CPUs," \
 	"load $(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo '?'); $rounds rounds, $iters extractions per round"
 
 : >"$tmp/rounds"
 for r in $(seq "$rounds"); do
 	read -r gw gc < <(grep_once)
-	read -r mw mc mh < <(bench)
-	echo "$gw $gc $mw $mc $mh" >>"$tmp/rounds"
-	printf 'round %d: grep -c FAIL %7.1f ms wall %7.1f ms cpu | mini-agent %8.1f ms wall %8.1f ms cpu, peak heap %s MB\n' \
-		"$r" "$gw" "$gc" "$mw" "$mc" "$mh"
+	read -r mw mc mh mr < <(bench)
+	bw=0 bc=0 bh=0 br=0
+	if [ -n "$base" ]; then
+		read -r bw bc bh br < <(bench "$tmp/base.test" "$tmp/base")
+	fi
+	echo "$gw $gc $mw $mc $mh $mr $bw $bc $bh $br" >>"$tmp/rounds"
+	printf 'round %d: grep -c FAIL %7.1f ms wall %7.1f ms cpu | mini-agent %8.1f ms wall %8.1f ms cpu, peak heap %s MB, peak RSS %s MB\n' \
+		"$r" "$gw" "$gc" "$mw" "$mc" "$mh" "$mr"
+	if [ -n "$base" ]; then
+		printf '         %-36s | base %s %8.1f ms wall %8.1f ms cpu, peak heap %s MB, peak RSS %s MB\n' \
+			"" "$base" "$bw" "$bc" "$bh" "$br"
+	fi
 done
 
-col() { awk -v c="$1" '{print $c}' "$tmp/rounds" | median; }
+col() { # the median of column c, n/a when a round has none (a base without the metric)
+	if awk -v c="$1" '$c == "n/a" { bad = 1 } END { exit !bad }' "$tmp/rounds"; then echo n/a; return; fi
+	awk -v c="$1" '{print $c}' "$tmp/rounds" | median
+}
+mbs() { awk -v s="$size" -v ms="$1" 'BEGIN { printf "%.0f", (ms > 0) ? s / 1048576 / (ms / 1000) : 0 }'; }
 rw=$(awk '{print $3 / $1}' "$tmp/rounds" | median)
 rc=$(awk '{print ($2 > 0) ? $4 / $2 : 0}' "$tmp/rounds" | median)
-printf '\nmedians: grep -c FAIL %.1f ms wall, %.1f ms cpu; mini-agent %.1f ms wall, %.1f ms cpu; peak heap %s MB\n' \
-	"$(col 1)" "$(col 2)" "$(col 3)" "$(col 4)" "$(col 5)"
+printf '\nmedians: grep -c FAIL %.1f ms wall, %.1f ms cpu; mini-agent %.1f ms wall, %.1f ms cpu (%s MB/s wall, %s MB/s cpu); peak heap %s MB, peak RSS %s MB\n' \
+	"$(col 1)" "$(col 2)" "$(col 3)" "$(col 4)" "$(mbs "$(col 3)")" "$(mbs "$(col 4)")" "$(col 5)" "$(col 6)"
+if [ -n "$base" ]; then
+	printf 'medians: base %s %.1f ms wall, %.1f ms cpu (%s MB/s wall, %s MB/s cpu); peak heap %s MB, peak RSS %s MB\n' \
+		"$base" "$(col 7)" "$(col 8)" "$(mbs "$(col 7)")" "$(mbs "$(col 8)")" "$(col 9)" "$(col 10)"
+fi
 printf '%-28s %8s   %s\n' "ratio (mini-agent / grep)" "value" "target"
 printf '%-28s %7.1fx   <= 5x\n' "wall time" "$rw"
 printf '%-28s %7.1fx   <= 5x\n' "CPU time" "$rc"
 best() { awk -v c="$1" '{print $c}' "$tmp/rounds" | sort -g | head -1; }
 printf '%-28s %7.1fx   (best rounds: grep %s ms, mini-agent %s ms cpu)\n' "CPU time, best rounds" \
 	"$(awk -v a="$(best 4)" -v b="$(best 2)" 'BEGIN { print (b > 0) ? a / b : 0 }')" "$(best 2)" "$(best 4)"
+if [ -n "$base" ]; then
+	bwr=$(awk '{print $7 / $1}' "$tmp/rounds" | median)
+	bcr=$(awk '{print ($2 > 0) ? $8 / $2 : 0}' "$tmp/rounds" | median)
+	printf '%-28s %7.1fx wall, %.1fx CPU\n' "base $base / grep" "$bwr" "$bcr"
+	printf '%-28s %7.2fx wall, %.2fx CPU (medians of per-round ratios)\n' "speed-up over base" \
+		"$(awk '{print ($3 > 0) ? $7 / $3 : 0}' "$tmp/rounds" | median)" "$(awk '{print ($4 > 0) ? $8 / $4 : 0}' "$tmp/rounds" | median)"
+fi

@@ -37,15 +37,24 @@ type dispatcher struct {
 	first   [256]uint16 // ... by the first byte after leading spaces
 	always  uint16      // recognizers without a trigger
 	busy    uint16      // gated recognizers that are not idle
-	has     []hasTrigger
+	has     []hasGroup
 	skips   []skipTarget
 	gates   []gated // per recognizer, nil when not gated
 	hasMask uint16  // recognizers with substring triggers
 }
 
-type hasTrigger struct {
+// hasGroup is the substring triggers that share an anchor byte: one
+// search for the anchor serves them all.
+type hasGroup struct {
+	anchor byte
+	subs   []anchoredSub
+	mask   uint16 // the recognizers of subs
+}
+
+// anchoredSub is a substring trigger whose byte at is its group's anchor.
+type anchoredSub struct {
 	sub string
-	key byte // the substring's last byte, looked for first (vectorised)
+	at  int
 	bit uint16
 }
 
@@ -59,6 +68,12 @@ func newDispatcher(recs []recognizer) *dispatcher {
 		panic("failure: more than 16 recognizers")
 	}
 	d := &dispatcher{recs: recs, gates: make([]gated, len(recs))}
+	var all []string // every substring trigger, to choose anchors
+	for _, r := range recs {
+		if g, ok := r.(gated); ok {
+			all = append(all, g.trigger().has...)
+		}
+	}
 	for i, r := range recs {
 		bit := uint16(1) << i
 		g, ok := r.(gated)
@@ -75,7 +90,7 @@ func newDispatcher(recs []recognizer) *dispatcher {
 			d.first[t.first[j]] |= bit
 		}
 		for _, h := range t.has {
-			d.has = append(d.has, hasTrigger{h, h[len(h)-1], bit})
+			d.addHas(h, bit, all)
 			d.hasMask |= bit
 		}
 		if sk, ok := r.(skipper); ok {
@@ -106,10 +121,11 @@ func (d *dispatcher) line(s string) {
 		}
 		m |= d.first[fb]
 		if rest := d.hasMask &^ m; rest != 0 {
-			for _, h := range d.has {
-				if rest&h.bit != 0 && strings.IndexByte(s, h.key) >= 0 && strings.Contains(s, h.sub) {
-					m |= h.bit
-					rest &^= h.bit
+			for i := range d.has {
+				if g := &d.has[i]; rest&g.mask != 0 {
+					got := g.match(s, rest)
+					m |= got
+					rest &^= got
 				}
 			}
 		}
@@ -132,6 +148,68 @@ func (d *dispatcher) line(s string) {
 			}
 		}
 	}
+}
+
+// addHas adds the substring trigger sub of the recognizer bit to the
+// group of its anchor: the byte of sub most likely to be rare in a log
+// line (an upper-case letter before any other byte), held by the most of
+// all the triggers (so that one search serves them), else its last such
+// byte.
+func (d *dispatcher) addHas(sub string, bit uint16, all []string) {
+	if sub == "" {
+		panic("failure: empty substring trigger")
+	}
+	best, bestScore := 0, -1
+	for i := 0; i < len(sub); i++ {
+		score := 0
+		for _, o := range all {
+			if strings.IndexByte(o, sub[i]) >= 0 {
+				score++
+			}
+		}
+		if sub[i] >= 'A' && sub[i] <= 'Z' {
+			score += 1 << 16
+		}
+		if score >= bestScore {
+			best, bestScore = i, score
+		}
+	}
+	anchor := sub[best]
+	a := anchoredSub{sub: sub, at: strings.IndexByte(sub, anchor), bit: bit}
+	for i := range d.has {
+		if g := &d.has[i]; g.anchor == anchor {
+			g.subs = append(g.subs, a)
+			g.mask |= bit
+			return
+		}
+	}
+	d.has = append(d.has, hasGroup{anchor: anchor, subs: []anchoredSub{a}, mask: bit})
+}
+
+// match returns the bits, among want, of the recognizers with a trigger
+// of the group that s contains (strings.Contains of each), looking for
+// the anchor with a vectorised search and comparing the triggers where
+// the anchor would be in them.
+func (g *hasGroup) match(s string, want uint16) uint16 {
+	want &= g.mask
+	var got uint16
+	for i := 0; i < len(s); i++ {
+		j := strings.IndexByte(s[i:], g.anchor)
+		if j < 0 {
+			break
+		}
+		i += j
+		for _, a := range g.subs {
+			if start := i - a.at; want&^got&a.bit != 0 && start >= 0 && len(s)-start >= len(a.sub) &&
+				s[start:start+len(a.sub)] == a.sub {
+				got |= a.bit
+			}
+		}
+		if got == want {
+			break
+		}
+	}
+	return got
 }
 
 func (d *dispatcher) finish() {

@@ -103,12 +103,31 @@ type Options struct {
 // Extract reads a CI log, test output or JUnit XML document from r and
 // returns what failed. It reads r to the end, line by line, and never holds
 // more than a bounded amount of it.
+//
+// When r is also an io.Seeker (a file, a bytes.Reader), the steps of an
+// Actions log after the first are recognized, and the generic excerpt is
+// built, only when the result needs them, by reading those steps again
+// (see deferred); the result is the same, and r is left at no particular
+// offset.
 func Extract(r io.Reader, opt Options) (*FailureContext, error) {
+	origin := int64(-1)
+	rs, seekable := r.(io.ReadSeeker)
+	if seekable {
+		if o, err := rs.Seek(0, io.SeekCurrent); err == nil {
+			origin = o
+		}
+	}
 	br := bufio.NewReaderSize(r, readBuffer)
 	if isXML(br) {
 		return extractJUnit(br, opt)
 	}
-	fc, err := extractLines(br, opt)
+	var fc *FailureContext
+	var err error
+	if origin >= 0 {
+		fc, err = extractSeekable(br, rs, origin, opt)
+	} else {
+		fc, err = extractLines(br, opt)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("extract failure: %w", err)
 	}

@@ -176,19 +176,37 @@ func trigramKey(a, b, c byte) uint32 {
 // (a byte matches a word's letter when byte|0x20 equals it). It looks at
 // every third position only: the trigram ending there must be in
 // errorTrigrams before a word is compared at the three starts it allows.
+// (The trigrams are taken two at a time, from s[off:off+6], with the
+// bounds checks proved away; trigram n ends at index 3n+2.)
 func looksLikeError(s string) bool {
-	for j := 2; j < len(s); j += 3 {
-		h := trigramKey(s[j-2], s[j-1], s[j])
-		if errorTrigrams[h>>6]&(1<<(h&63)) == 0 {
+	t, off := s, 0
+	for ; len(t) >= 6; off += 6 {
+		h1 := trigramKey(t[0], t[1], t[2])
+		h2 := trigramKey(t[3], t[4], t[5])
+		t = t[6:]
+		m1 := errorTrigrams[h1>>6] & (1 << (h1 & 63))
+		m2 := errorTrigrams[h2>>6] & (1 << (h2 & 63))
+		if m1|m2 == 0 {
 			continue
 		}
-		if errorWordAt(s, j-2) || j >= 3 && errorWordAt(s, j-3) || j >= 4 && errorWordAt(s, j-4) {
+		if m1 != 0 && errorWordNear(s, off) || m2 != 0 && errorWordNear(s, off+3) {
+			return true
+		}
+	}
+	if len(t) >= 3 {
+		if h := trigramKey(t[0], t[1], t[2]); errorTrigrams[h>>6]&(1<<(h&63)) != 0 && errorWordNear(s, off) {
 			return true
 		}
 	}
 	// A four-byte word ending the line starts at len(s)-4, whose i+4 is
-	// past the end: no j covers it.
+	// past the end: no trigram covers it.
 	return len(s) >= 4 && errorWordAt(s, len(s)-4)
+}
+
+// errorWordNear reports whether an error word starts at s[i], s[i-1] or
+// s[i-2]: the starts whose word the trigram s[i:i+3] can be part of.
+func errorWordNear(s string, i int) bool {
+	return errorWordAt(s, i) || i >= 1 && errorWordAt(s, i-1) || i >= 2 && errorWordAt(s, i-2)
 }
 
 // errorWordAt reports whether an error word starts at s[i].

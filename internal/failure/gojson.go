@@ -42,6 +42,7 @@ type goJSON struct {
 	pkgs   map[string]*goPkg
 	builds map[string]*goPkg
 	seq    int
+	dec    eventDecoder
 }
 
 func newGoJSON(col *collector) *goJSON {
@@ -52,8 +53,10 @@ func (j *goJSON) line(s string) {
 	if len(s) < 12 || s[0] != '{' || !strings.Contains(s, `"Action":"`) {
 		return
 	}
+	// The event's strings may be views of s or of j.dec's buffer: what is
+	// kept beyond this call is cloned.
 	var ev goEvent
-	if json.Unmarshal([]byte(s), &ev) != nil {
+	if !j.dec.decode(s, &ev) && json.Unmarshal([]byte(s), &ev) != nil {
 		return
 	}
 	switch ev.Action {
@@ -71,18 +74,18 @@ func (j *goJSON) line(s string) {
 		p := j.state(j.pkgs, ev.Package, ev.Package)
 		if _, ok := p.running[ev.Test]; ev.Test != "" && !ok && len(p.running) < maxGoOpen {
 			p.runSeq++
-			p.running[ev.Test] = p.runSeq
+			p.running[keep(ev.Test)] = p.runSeq
 		}
 	case "pass", "skip", "fail":
 		p := j.state(j.pkgs, ev.Package, ev.Package)
 		if ev.Test != "" {
 			delete(p.running, ev.Test)
 			if ev.Action == "fail" && len(p.failed) < maxGoPending {
-				p.failed = append(p.failed, ev.Test)
+				p.failed = append(p.failed, keep(ev.Test))
 			}
 			return
 		}
-		j.endPackage(ev.Package, p, ev.Action == "fail" && ev.FailedBuild == "")
+		j.endPackage(keep(ev.Package), p, ev.Action == "fail" && ev.FailedBuild == "")
 	}
 }
 
@@ -135,7 +138,9 @@ func inOrder(m map[string]*goPkg) []string {
 // outputOf is output for the output events of test (or of the package,
 // when test is ""): goText trusts verdict lines only from their own test.
 func (p *goPkg) outputOf(test, out string) {
-	p.text.evTest = test
+	if test != p.text.evTest {
+		p.text.evTest = keep(test)
+	}
 	p.output(out)
 }
 

@@ -3,6 +3,8 @@ package failure
 import (
 	"path"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 )
 
 const (
@@ -45,16 +47,17 @@ const (
 // goText recognizes `go test` text output (plain and -v): failing tests
 // with subtests, build errors, panics, timeouts and data races.
 type goText struct {
-	col   *collector
-	src   string
-	pkg   string // fixed package (go test -json), else from the package line
-	fails []*goFail
-	open  map[string]*lines // -v output of tests without a verdict yet
-	free  []*lines          // buffers of open output to reuse
-	cur   string            // test named by the last === line
-	stack []*goFail         // --- FAIL: headers by nesting depth
-	last  *lines            // where a continuation line goes
-	lastF *goFail
+	col    *collector
+	src    string
+	pkg    string // fixed package (go test -json), else from the package line
+	fails  []*goFail
+	open   openSet    // -v output of tests without a verdict yet
+	free   []*heldOut // buffers of open output to reuse
+	cur    string     // test named by the last === line (a view of curBuf)
+	curBuf []byte
+	stack  []*goFail // --- FAIL: headers by nesting depth
+	last   *lines    // where a continuation line goes
+	lastF  *goFail
 
 	mode goMode
 	// build
@@ -86,7 +89,7 @@ type goText struct {
 }
 
 func newGoText(col *collector, src, pkg string) *goText {
-	return &goText{col: col, src: src, pkg: pkg, open: map[string]*lines{}}
+	return &goText{col: col, src: src, pkg: pkg}
 }
 
 func (g *goText) line(s string) {
@@ -195,11 +198,20 @@ func (g *goText) trusted(rest string) bool {
 // noteOther remembers the last unstructured line (for package failures
 // without a failing test), without allocating.
 func (g *goText) noteOther(s string) {
-	if s == "" || (s[0] >= 0x80 || asciiSpace[s[0]]) && strings.TrimSpace(s) == "" ||
-		strings.HasPrefix(s, "exit status") {
+	if s == "" || blankStart(s) && strings.TrimSpace(s) == "" || strings.HasPrefix(s, "exit status") {
 		return
 	}
 	g.lastLen = copy(g.lastLine[:], s)
+}
+
+// blankStart reports whether s starts with a space (what strings.TrimSpace
+// removes); when it does not, s is not blank.
+func blankStart(s string) bool {
+	if s[0] < utf8.RuneSelf {
+		return asciiSpace[s[0]]
+	}
+	r, _ := utf8.DecodeRuneInString(s)
+	return unicode.IsSpace(r)
 }
 
 // runLine handles === RUN/CONT/NAME/PAUSE: the -v output that follows
@@ -209,7 +221,10 @@ func (g *goText) runLine(s string) bool {
 		if name, ok := strings.CutPrefix(s, p); ok {
 			// The line is borrowed: keep the name (once per test).
 			if name = strings.TrimSpace(name); name != g.cur {
-				g.cur = keep(name)
+				// (g.cur is only compared and copied by its users, so a
+				// buffer reused from test to test can hold it.)
+				g.curBuf = append(g.curBuf[:0], name...)
+				g.cur = view(g.curBuf)
 			}
 			g.stack = g.stack[:0]
 			g.last = nil
@@ -310,55 +325,47 @@ func goLogLine1(t string) (loc, msg string, ok bool) {
 }
 
 func (g *goText) openBuf(name string) *lines {
-	if b, ok := g.open[name]; ok {
-		return b
+	if b, ok := g.open.get(name); ok {
+		return &b.lines
 	}
-	if len(g.open) >= maxGoOpen {
+	if g.open.len() >= maxGoOpen {
 		g.dropOpen() // g.last is set to the new buffer by the caller
 	}
-	var b *lines
+	var b *heldOut
 	if n := len(g.free); n > 0 {
 		b, g.free = g.free[n-1], g.free[:n-1]
 		b.clear()
 	} else {
-		nb := newLines(maxExcerptLines, maxMessage)
-		b = &nb
+		b = &heldOut{lines: newLines(maxExcerptLines, maxMessage)}
 	}
-	g.open[keep(name)] = b
-	return b
+	// A buffer is in free only once it left the set: its name can change.
+	b.key = append(b.key[:0], name...)
+	g.open.put(b)
+	return &b.lines
 }
 
 // recycle keeps the buffer of a test's held output for the next test
-// (g.last must not point to it any more).
-func (g *goText) recycle(b *lines) {
+// (g.last must not point to it any more, and it must be out of g.open).
+func (g *goText) recycle(b *heldOut) {
 	if len(g.free) < maxGoOpen {
 		g.free = append(g.free, b)
 	}
 }
 
 // dropOpen forgets all held output, keeping the buffers for reuse.
-func (g *goText) dropOpen() {
-	if len(g.open) == 0 {
-		return // (ranging over and clearing a map costs even when it is empty)
-	}
-	for _, b := range g.open {
-		g.recycle(b)
-	}
-	clear(g.open)
-}
+func (g *goText) dropOpen() { g.open.drain(g.recycle) }
 
 // passed drops the held -v output of a test that passed or was skipped.
 func (g *goText) passed(rest string) {
 	g.last = nil
-	if len(g.open) == 0 {
+	if g.open.len() == 0 {
 		return
 	}
 	name := rest
 	if i := strings.LastIndex(rest, " ("); i > 0 {
 		name = rest[:i]
 	}
-	if b, ok := g.open[name]; ok {
-		delete(g.open, name)
+	if b, ok := g.open.del(name); ok {
 		g.recycle(b)
 	}
 }
@@ -371,7 +378,7 @@ func (g *goText) failHeader(depth int, rest string) {
 	}
 	f := &goFail{name: keep(name), msg: newLines(maxExcerptLines, maxMessage),
 		excerpt: newLines(maxExcerptLines, maxExcerpt)}
-	if b, ok := g.open[name]; ok {
+	if b, ok := g.open.del(name); ok {
 		// -v output logged before the verdict.
 		text := b.String()
 		if text != "" {
@@ -386,7 +393,7 @@ func (g *goText) failHeader(depth int, rest string) {
 				f.msg.add(more)
 			}
 		}
-		delete(g.open, name)
+		g.recycle(b) // (text is a copy; g.last is reset below)
 	}
 	if depth > len(g.stack) {
 		depth = len(g.stack)

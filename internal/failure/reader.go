@@ -24,6 +24,7 @@ type lineReader struct {
 	buf        []byte
 	start, end int   // unread bytes: buf[start:end]
 	err        error // the reader's error (io.EOF at the end), once seen
+	base       int64 // how many bytes of the input come before buf[0]
 	empty      int   // consecutive empty reads
 
 	// nextEsc, nextCR, nextHigh are the index in buf of the first ESC, CR
@@ -75,9 +76,14 @@ func (lr *lineReader) next() ([]byte, error) {
 	}
 }
 
+// offset is where in the input the next line starts (after the last
+// line returned, its newline and, for a cut long line, its skipped rest).
+func (lr *lineReader) offset() int64 { return lr.base + int64(lr.start) }
+
 // fill reads more of the log after the unread bytes, moved to the front.
 func (lr *lineReader) fill() {
 	if lr.start > 0 {
+		lr.base += int64(lr.start)
 		lr.end = copy(lr.buf, lr.buf[lr.start:lr.end])
 		lr.start = 0
 	}
@@ -151,24 +157,28 @@ func indexEsc(b []byte) int { return bytes.IndexByte(b, 0x1b) }
 func indexCR(b []byte) int  { return bytes.IndexByte(b, '\r') }
 
 // indexHigh returns the index of the first byte of 0x80 or more, or -1.
+// It tests 32 bytes at a time, then 8, from a shrinking slice (whose
+// length proves the loads in bounds).
 func indexHigh(b []byte) int {
 	const tops = 0x8080808080808080
-	i := 0
-	for ; i+32 <= len(b); i += 32 {
-		w := binary.LittleEndian.Uint64(b[i:]) | binary.LittleEndian.Uint64(b[i+8:]) |
-			binary.LittleEndian.Uint64(b[i+16:]) | binary.LittleEndian.Uint64(b[i+24:])
+	n := len(b)
+	for len(b) >= 32 {
+		w := binary.LittleEndian.Uint64(b[0:8]) | binary.LittleEndian.Uint64(b[8:16]) |
+			binary.LittleEndian.Uint64(b[16:24]) | binary.LittleEndian.Uint64(b[24:32])
 		if w&tops != 0 {
 			break
 		}
+		b = b[32:]
 	}
-	for ; i+8 <= len(b); i += 8 {
-		if binary.LittleEndian.Uint64(b[i:])&tops != 0 {
+	for len(b) >= 8 {
+		if binary.LittleEndian.Uint64(b[0:8])&tops != 0 {
 			break
 		}
+		b = b[8:]
 	}
-	for ; i < len(b); i++ {
-		if b[i] >= 0x80 {
-			return i
+	for i, c := range b {
+		if c >= 0x80 {
+			return n - len(b) + i
 		}
 	}
 	return -1

@@ -136,15 +136,45 @@ func checkSameLines(t *testing.T, in []byte) {
 	}
 	for _, rd := range readers {
 		for _, size := range []int{readChunk, readBuffer, readBuffer + 4099} {
-			got, err := readAll(newLineReaderSize(rd.r(), size).next)
+			lr := newLineReaderSize(rd.r(), size)
+			var offsets []int64
+			got, err := readAll(func() ([]byte, error) {
+				b, err := lr.next()
+				if err == nil {
+					offsets = append(offsets, lr.offset())
+				}
+				return b, err
+			})
 			if err != nil {
 				t.Fatalf("%s/%d: %v", rd.name, size, err)
+			}
+			if d := offsetDiff(offsets, in); d != "" {
+				t.Fatalf("%s/%d: %s", rd.name, size, d)
 			}
 			if d := lineDiff(got, want); d != "" {
 				t.Fatalf("%s/%d: %s", rd.name, size, d)
 			}
 		}
 	}
+}
+
+// offsetDiff checks that the reader's offset after each line is just
+// past the line's newline in the input (its end, for a last line without
+// one).
+func offsetDiff(got []int64, in []byte) string {
+	var want []int64
+	for i, c := range in {
+		if c == '\n' {
+			want = append(want, int64(i+1))
+		}
+	}
+	if len(in) > 0 && in[len(in)-1] != '\n' {
+		want = append(want, int64(len(in)))
+	}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		return fmt.Sprintf("offsets %v, want %v", clip(fmt.Sprint(got), 300), clip(fmt.Sprint(want), 300))
+	}
+	return ""
 }
 
 func lineDiff(got, want []string) string {

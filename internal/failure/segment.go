@@ -69,7 +69,12 @@ func stripTimestamp(b []byte) []byte {
 		return b
 	}
 	i := stamp
-	if b[i] == '.' {
+	if len(b) > 28 && b[19] == '.' && b[27] == 'Z' && isDigit(b[20]) && isDigit(b[21]) && isDigit(b[22]) &&
+		isDigit(b[23]) && isDigit(b[24]) && isDigit(b[25]) && isDigit(b[26]) {
+		// The runner's own layout, seven fractional digits: what the loop
+		// below reads, without it.
+		i = 27
+	} else if b[i] == '.' {
 		i++
 		for i < len(b) && isDigit(b[i]) {
 			i++
@@ -154,6 +159,9 @@ type step struct {
 	col      *collector
 	recs     *dispatcher
 	gen      *genericRec
+	start    int64 // where its first line starts in the input
+	// later: the recognizers do not read the step now (see deferred).
+	later bool
 }
 
 func newStep(name string, budget int, proj *project) *step {
@@ -173,25 +181,48 @@ type segmenter struct {
 	generic string
 	otherG  string
 	nFailed int
+
+	// later, when set, keeps no generic excerpt while reading: it notes
+	// where the steps are, to read again the one step whose excerpt the
+	// result may need (see deferred).
+	later *deferred
+	// lineStart and lineEnd are where the line being fed starts and where
+	// the next one starts, in the input.
+	lineStart, lineEnd int64
+	noGeneric          bool // no generic excerpt is kept
 }
 
 func extractLines(br io.Reader, opt Options) (*FailureContext, error) {
-	proj := newProject(opt.Workspace)
-	s := &segmenter{opt: opt, proj: proj, failed: newCollector(proj), other: newCollector(proj)}
+	s, err := scan(br, opt, newProject(opt.Workspace), nil, true, false)
+	if err != nil {
+		return nil, err
+	}
+	return s.result()
+}
+
+// scan feeds every line of r to a new segmenter (later: see segmenter);
+// first says r starts the input (its BOM is dropped); noGeneric keeps no
+// generic excerpt (the result then has none).
+func scan(r io.Reader, opt Options, proj *project, later *deferred, first, noGeneric bool) (*segmenter, error) {
+	s := &segmenter{opt: opt, proj: proj, failed: newCollector(proj), other: newCollector(proj), later: later,
+		noGeneric: noGeneric}
 	s.cur = newStep("", budgetOf(opt), proj)
-	lr := newLineReader(br)
+	lr := newLineReader(r)
+	lr.first = first
 	for {
+		s.lineStart = lr.offset()
 		b, err := lr.next()
-		if errors.Is(err, io.EOF) {
-			break
-		}
 		if err != nil {
+			if errors.Is(err, io.EOF) {
+				break
+			}
 			return nil, err
 		}
+		s.lineEnd = lr.offset()
 		s.feed(view(b))
 	}
-	s.endStep()
-	return s.result(), nil
+	s.endStep(lr.offset())
+	return s, nil
 }
 
 func (s *segmenter) feed(line string) {
@@ -203,9 +234,11 @@ func (s *segmenter) feed(line string) {
 			switch cmd {
 			case "group":
 				if strings.HasPrefix(rest, "Run ") {
-					s.endStep()
+					s.endStep(s.lineStart)
 					s.cur = newStep(keep(rest), budgetOf(s.opt), s.proj)
 					s.cur.header = true
+					s.cur.start = s.lineStart
+					s.cur.later = s.later != nil
 					return
 				}
 			case "endgroup":
@@ -214,8 +247,10 @@ func (s *segmenter) feed(line string) {
 			case "error":
 				if code, ok := exitLine(rest); ok {
 					st.exitCode, st.exited, st.failed = code, true, true
-					s.endStep()
+					s.endStep(s.lineEnd)
 					s.cur = newStep("", budgetOf(s.opt), s.proj)
+					s.cur.start = s.lineEnd
+					s.cur.later = s.later != nil
 					return
 				}
 				st.failed = true
@@ -228,8 +263,11 @@ func (s *segmenter) feed(line string) {
 		s.headerLine(line)
 		return
 	}
+	if st.later {
+		return
+	}
 	st.recs.line(line)
-	if st.col.empty() && (s.nFailed == 0 || s.generic == "") {
+	if !s.noGeneric && st.col.empty() && (s.nFailed == 0 || s.generic == "") {
 		// Once something is recognized the generic excerpt is never used;
 		// nor is any later step's once a failed step gave its excerpt.
 		st.gen.line(line, errorLine)
@@ -260,33 +298,72 @@ func exitLine(s string) (int, bool) {
 	return n, err == nil
 }
 
-// endStep finishes the current step and keeps its findings.
-func (s *segmenter) endStep() {
+// endStep finishes the current step, which ends at end in the input, and
+// keeps its findings.
+func (s *segmenter) endStep(end int64) {
 	st := s.cur
-	st.recs.finish()
+	if !st.later {
+		st.recs.finish()
+	}
+	if s.later != nil {
+		ls := laterStep{stepSpan: stepSpan{start: st.start, end: end}, failed: st.failed, later: st.later}
+		if !st.later {
+			// (The first step: read now, excerpt too.)
+			ls.read, ls.text = true, st.gen.text()
+		}
+		s.later.step(ls)
+	}
 	if st.failed {
 		s.nFailed++
-		s.failed.merge(st.col)
+		s.failed.merge(st.col) // (empty for a step read later)
 		if s.meta == nil || (!s.meta.exited && st.exited) {
 			s.meta = st
 		}
-		if s.generic == "" {
+		if s.generic == "" && s.later == nil {
 			s.generic = st.gen.text()
 		}
 		return
 	}
-	s.other.merge(st.col)
+	s.other.merge(st.col) // (empty for a step read later)
+	if s.later != nil {
+		return
+	}
 	if g := st.gen.text(); g != "" {
 		s.otherG = g
 	}
 }
 
-func (s *segmenter) result() *FailureContext {
+// result is what the segmenter found. With later set, a generic excerpt
+// the result needs is read again from the input; errRescan says that
+// the steps noted do not tell which (the input must be read again whole,
+// without later).
+func (s *segmenter) result() (*FailureContext, error) {
+	if s.later != nil {
+		// The failed steps' findings, then (when they are used) the
+		// others', merged in the order of the steps as one reading would.
+		if err := s.later.merge(s.failed, true); err != nil {
+			return nil, err
+		}
+		if s.nFailed == 0 || s.failed.empty() && s.meta != nil && !s.meta.exited {
+			if err := s.later.merge(s.other, false); err != nil {
+				return nil, err
+			}
+		}
+	}
 	col, generic := s.failed, s.generic
-	if s.nFailed == 0 || (col.empty() && !s.other.empty() && s.meta != nil && !s.meta.exited) {
+	fromOther := s.nFailed == 0 || (col.empty() && !s.other.empty() && s.meta != nil && !s.meta.exited)
+	if fromOther {
 		// No step is marked failed (raw output, or a log cut short): use
 		// whatever was recognized anywhere.
 		col, generic = s.other, s.otherG
+	}
+	if col.empty() && s.later != nil {
+		// (Here fromOther means that no step failed.)
+		g, err := s.later.generic(!fromOther)
+		if err != nil {
+			return nil, err
+		}
+		generic = g
 	}
 	fc := &FailureContext{
 		Failures:    col.failures,
@@ -307,7 +384,7 @@ func (s *segmenter) result() *FailureContext {
 		}
 	}
 	newNormalizer(s.opt.Workspace).apply(fc)
-	return fc
+	return fc, nil
 }
 
 // merge adds o's findings to c.

@@ -120,3 +120,50 @@ func TestBorrowedLinesAreCopied(t *testing.T) {
 		t.Errorf("%d distinct failures, want 182", len(fc.Failures))
 	}
 }
+
+// stripTimestampRef is stripTimestamp without its fast path for the
+// runner's seven fractional digits.
+func stripTimestampRef(b []byte) []byte {
+	const stamp = len("2024-05-01T12:34:56")
+	if len(b) < stamp+1 || b[4] != '-' || b[7] != '-' || b[10] != 'T' || b[13] != ':' || b[16] != ':' ||
+		!isDigit(b[0]) || !isDigit(b[3]) || !isDigit(b[18]) {
+		return b
+	}
+	i := stamp
+	if b[i] == '.' {
+		i++
+		for i < len(b) && isDigit(b[i]) {
+			i++
+		}
+	}
+	if i >= len(b) || b[i] != 'Z' {
+		return b
+	}
+	i++
+	if i < len(b) && b[i] == ' ' {
+		i++
+	}
+	return b[i:]
+}
+
+// TestStripTimestampFastPath: every cut of timestamps with each byte
+// replaced in turn (digits, 'Z', '.', space, letters) is stripped as the
+// plain loop strips it.
+func TestStripTimestampFastPath(t *testing.T) {
+	t.Parallel()
+	for _, base := range []string{"2024-05-01T12:34:56.1234567Z x", "2024-05-01T12:34:56.12345678Z x",
+		"2024-05-01T12:34:56.123456Z x", "2024-05-01T12:34:56Z x", "2024-05-01T12:34:56.1234567Zx"} {
+		for pos := 0; pos < len(base); pos++ {
+			for _, c := range []byte{'0', '9', 'Z', '.', ' ', 'a', '/', ':'} {
+				b := []byte(base)
+				b[pos] = c
+				for cut := 0; cut <= len(b); cut++ {
+					in := b[:cut]
+					if got, want := stripTimestamp(in), stripTimestampRef(in); string(got) != string(want) {
+						t.Fatalf("stripTimestamp(%q) = %q, want %q", in, got, want)
+					}
+				}
+			}
+		}
+	}
+}
