@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"sort"
 	"strconv"
@@ -190,6 +191,9 @@ func field(v any) string {
 		return string(x)
 	case int, int64, float64, bool:
 		return fmt.Sprint(x)
+	}
+	if rv := reflect.ValueOf(v); rv.Kind() == reflect.String {
+		return rv.String() // a typed vocabulary: agent.StopReason, bundle.Status
 	}
 	b, err := json.Marshal(v)
 	if err != nil {

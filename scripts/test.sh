@@ -2,7 +2,8 @@
 # The whole test suite: unit and end-to-end tests (including the real
 # action.yml run in nektos/act), the concurrent packages under the race
 # detector, then short fixed-time fuzz runs of the patch engine, the search
-# matcher and the failure extractor's error-word scan.
+# matcher, the failure extractor (error-word scan, line reader, ANSI stripping,
+# go test -json decoder, deferred reading) and the diff anti-pattern checks.
 # Never pass -short here: it skips the slow end-to-end tests, which this
 # script exists to run (`go test -short ./...` is the quick suite for working).
 set -euo pipefail
@@ -36,3 +37,6 @@ go test -run '^$' -fuzz '^FuzzSearchMatcher$' -fuzztime 20s -fuzzminimizetime 3s
 go test -run '^$' -fuzz '^FuzzLooksLikeError$' -fuzztime 20s -fuzzminimizetime 3s ./internal/failure
 go test -run '^$' -fuzz '^FuzzLineReader$' -fuzztime 10s -fuzzminimizetime 3s ./internal/failure
 go test -run '^$' -fuzz '^FuzzStripANSI$' -fuzztime 10s -fuzzminimizetime 3s ./internal/failure
+go test -run '^$' -fuzz '^FuzzEventDecoder$' -fuzztime 10s -fuzzminimizetime 3s ./internal/failure
+go test -run '^$' -fuzz '^FuzzDeferredReading$' -fuzztime 20s -fuzzminimizetime 3s ./internal/failure
+go test -run '^$' -fuzz '^FuzzDiffcheck$' -fuzztime 10s -fuzzminimizetime 3s ./internal/diffcheck
