@@ -53,6 +53,7 @@ type Server struct {
 	nextID   int64
 	faults   []*fault
 	history  map[string]*history // history.go: listed runs and plain issues
+	ci       map[string]*ciState // workflows.go: workflows and dispatched runs
 }
 
 // NewServer starts the fake; requests must carry "Bearer TOKEN" (or
@@ -65,6 +66,7 @@ func NewServer(tb testing.TB, token string) *Server {
 	s.routePulls(mux)
 	s.routeActions(mux)
 	s.routeHistory(mux)
+	s.routeWorkflows(mux)
 	s.api = httptest.NewServer(s.record("api", s.auth(mux)))
 	s.logs = httptest.NewServer(s.record("logs", http.HandlerFunc(s.serveLog)))
 	tb.Cleanup(s.api.Close)
