@@ -162,12 +162,13 @@ func (s *Server) singleRunJSON(rp *repo, run *run) map[string]any {
 		prs = append(prs, map[string]any{"number": n})
 	}
 	repoJSON := map[string]any{"full_name": rp.fullName}
+	status := cmpOr(run.Status, "completed")
 	var concl any
-	if run.Status == "completed" {
+	if status == "completed" {
 		concl = run.Conclusion
 	}
 	return map[string]any{
-		"id": run.ID, "name": run.Name, "event": run.Event, "status": run.Status, "conclusion": concl,
+		"id": run.ID, "name": run.Name, "event": run.Event, "status": status, "conclusion": concl,
 		"workflow_id": run.WorkflowID, "created_at": run.Created,
 		"head_branch": run.HeadBranch, "head_sha": run.HeadSHA, "run_attempt": run.RunAttempt,
 		"html_url":      fmt.Sprintf("https://github.com/%s/actions/runs/%d", rp.fullName, run.ID),
