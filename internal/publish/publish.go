@@ -100,6 +100,10 @@ type Request struct {
 	// Tracker is the job's tracking comment, shared with the caller's own
 	// replies; nil makes one for the job's PR.
 	Tracker *Tracker
+	// CIWorkflow is the failing workflow (ID or file name) the caller will
+	// dispatch on a proposal's branch with ProveCI; "" when it will not,
+	// and the PR's CI section says why.
+	CIWorkflow string
 }
 
 // Result is what publishing did.
@@ -127,6 +131,8 @@ type publisher struct {
 	cfg     *config.Config
 	log     io.Writer
 	tracker *Tracker
+	// ciWorkflow: Request.CIWorkflow.
+	ciWorkflow string
 }
 
 // Publish writes the bundle to GitHub as the job's write policy allows. A
@@ -138,7 +144,7 @@ func Publish(ctx context.Context, gh GitHub, req Request) (*Result, error) {
 	if b == nil || job == nil || cfg == nil {
 		return nil, errors.New("publish: bundle, job and config are required")
 	}
-	p := &publisher{gh: gh, b: b, job: job, cfg: cfg, log: req.Log, tracker: req.Tracker}
+	p := &publisher{gh: gh, b: b, job: job, cfg: cfg, log: req.Log, tracker: req.Tracker, ciWorkflow: req.CIWorkflow}
 	if p.tracker == nil {
 		p.tracker = &Tracker{GH: gh, Owner: job.Owner, Repo: job.Repo, PR: job.PR}
 	}
