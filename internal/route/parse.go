@@ -41,6 +41,7 @@ type Trigger struct {
 
 	// workflow run
 	runID            int64
+	workflowID       int64
 	runURL, workflow string
 	headSHA, branch  string
 	headRepo         string
@@ -70,6 +71,7 @@ type payload struct {
 	} `json:"repository"`
 	WorkflowRun *struct {
 		ID             int64     `json:"id"`
+		WorkflowID     int64     `json:"workflow_id"`
 		Name           string    `json:"name"`
 		HeadBranch     string    `json:"head_branch"`
 		HeadSHA        string    `json:"head_sha"`
@@ -216,7 +218,7 @@ func (t *Trigger) parseRun(p *payload) (Decision, error) {
 	if d := conclusionSkip(r.ID, r.Conclusion); d.Reason != "" {
 		return d, nil
 	}
-	t.kind, t.runID, t.runURL, t.workflow = kindRun, r.ID, r.HTMLURL, r.Name
+	t.kind, t.runID, t.runURL, t.workflow, t.workflowID = kindRun, r.ID, r.HTMLURL, r.Name, r.WorkflowID
 	t.headSHA, t.branch, t.headRepo = r.HeadSHA, r.HeadBranch, knownHeadRepo(r.HeadRepository)
 	for _, pr := range r.PullRequests {
 		t.prNumbers = append(t.prNumbers, pr.Number)

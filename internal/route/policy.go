@@ -39,7 +39,7 @@ func (t *Trigger) isFork() bool {
 // jobs, the PR and its labels) and applies the label policy.
 func (t *Trigger) Resolve(ctx context.Context, gh GitHub, cfg *config.Config) (Decision, error) {
 	job := &Job{Owner: t.owner, Repo: t.repo, Source: t.source, FailureLog: t.failureLog, RunID: t.runID,
-		RunURL: t.runURL, Workflow: t.workflow, HeadSHA: t.headSHA, Branch: t.branch, HeadRepo: t.headRepo,
+		WorkflowID: t.workflowID, RunURL: t.runURL, Workflow: t.workflow, HeadSHA: t.headSHA, Branch: t.branch, HeadRepo: t.headRepo,
 		Instructions: t.instructions, Help: t.help, UnknownVerb: t.unknownVerb, Trigger: t.describe}
 	if c := t.comment; c != nil {
 		job.CommentID, job.Commenter = c.id, c.login
@@ -61,6 +61,7 @@ func (t *Trigger) Resolve(ctx context.Context, gh GitHub, cfg *config.Config) (D
 			headRepo = deletedFork
 		}
 		job.RunURL, job.Workflow, job.HeadSHA, job.Branch, job.HeadRepo = run.HTMLURL, run.Name, run.HeadSHA, run.HeadBranch, headRepo
+		job.WorkflowID = run.WorkflowID
 		job.Trigger = fmt.Sprintf("dispatch for workflow %q run %d on %s", run.Name, run.ID, run.HeadBranch)
 		t.branch, t.headRepo, t.prNumbers = run.HeadBranch, headRepo, run.PullRequests
 		if why := t.Authorize(cfg); why != "" {

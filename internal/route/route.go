@@ -91,6 +91,8 @@ type Job struct {
 	RunID      int64
 	RunURL     string
 	Workflow   string
+	// WorkflowID is the failing run's workflow (0 when not known).
+	WorkflowID int64
 	// FailedJobs are the run's failed jobs (SourceRun).
 	FailedJobs []ghapi.Job
 

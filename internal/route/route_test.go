@@ -117,7 +117,7 @@ func TestRouteEvents(t *testing.T) {
 		{name: "run failure", event: "workflow_run", fixture: "workflow_run_failure.json",
 			wantStage: 2, wantMode: agent.ModeFix, wantWrite: route.WritePropose, wantSource: route.SourceRun,
 			check: func(t *testing.T, j *route.Job) {
-				if j.RunID != runID || j.PR != 7 || j.Branch != "feature/parser" || len(j.FailedJobs) != 1 || j.Workflow != "CI" ||
+				if j.RunID != runID || j.PR != 7 || j.Branch != "feature/parser" || len(j.FailedJobs) != 1 || j.Workflow != "CI" || j.WorkflowID != 159038 ||
 					j.DefaultBranch != "main" || !strings.Contains(j.RunURL, "/actions/runs/30433642") {
 					t.Errorf("job = %+v", j)
 				}
