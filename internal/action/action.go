@@ -117,7 +117,11 @@ func (c *console) publishBundle(ctx context.Context, in inputs, b *bundle.Bundle
 	}
 	fmt.Fprintf(c.log(), "mini-agent publish: %s\nwrite policy: %s (%s)\npolicy file: %s\n", p.job.Trigger, p.job.Write, p.job.Reason, p.cfg.Origin)
 	publish.Annotate(b, p.job)
-	res, perr := publish.Publish(ctx, p.gh, publish.Request{Bundle: b, Job: p.job, Config: p.cfg.Config, Log: c.log(), Tracker: p.tracker})
+	wf := c.ciWorkflow(p.job)
+	res, perr := publish.Publish(ctx, p.gh, publish.Request{Bundle: b, Job: p.job, Config: p.cfg.Config, Log: c.log(), Tracker: p.tracker, CIWorkflow: wf})
+	if perr == nil {
+		c.proveCI(ctx, p, res, wf)
+	}
 	return c.published(ctx, p, b, res, perr)
 }
 
