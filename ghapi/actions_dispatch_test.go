@@ -56,3 +56,28 @@ func TestDispatchAgainstTheFake(t *testing.T) {
 }
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
+
+// TestConvertPRToDraft goes through the fake's GraphQL endpoint: the PR
+// becomes a draft, a draft costs one query and no mutation, a missing PR is
+// ErrNotFound.
+func TestConvertPRToDraft(t *testing.T) {
+	t.Parallel()
+	s := ghtest.NewServer(t, "tok")
+	s.AddRepo("o/r", "main", map[string]string{"a": "a"})
+	s.Push("o/r", "fix", map[string]string{"a": "b"})
+	n := s.AddPR("o/r", ghtest.PR{Title: "t", Head: "fix", Base: "main"})
+	c, err := New(t.Context(), Options{Token: "tok", BaseURL: s.URL, WriteInterval: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.ConvertPRToDraft(t.Context(), "o", "r", n); err != nil || !s.Pulls("o/r")[0].Draft {
+		t.Fatalf("convert: %v, pulls %+v", err, s.Pulls("o/r"))
+	}
+	before := s.Count("POST", "/graphql")
+	if err := c.ConvertPRToDraft(t.Context(), "o", "r", n); err != nil || s.Count("POST", "/graphql") != before+1 {
+		t.Errorf("a draft again: %v, %d calls", err, s.Count("POST", "/graphql")-before)
+	}
+	if err := c.ConvertPRToDraft(t.Context(), "o", "r", 99); !errors.Is(err, ErrNotFound) {
+		t.Errorf("missing PR: %v", err)
+	}
+}

@@ -67,6 +67,7 @@ func NewServer(tb testing.TB, token string) *Server {
 	s.routeActions(mux)
 	s.routeHistory(mux)
 	s.routeWorkflows(mux)
+	s.routeGraphQL(mux)
 	s.api = httptest.NewServer(s.record("api", s.auth(mux)))
 	s.logs = httptest.NewServer(s.record("logs", http.HandlerFunc(s.serveLog)))
 	tb.Cleanup(s.api.Close)
