@@ -22,9 +22,10 @@ const maxPayloadBytes = 25 << 20
 const (
 	kindRun         = "workflow_run"
 	kindDispatchRun = "dispatch-run"
-	kindPR          = "pr"     // a PR fetched by number (comment command, dispatch)
-	kindInJobPR     = "in-job" // pull_request, the PR is in the payload
-	kindBranch      = "branch" // push, or dispatch without a target
+	kindPR          = "pr"        // a PR fetched by number (comment command, dispatch)
+	kindInJobPR     = "in-job"    // pull_request, the PR is in the payload
+	kindBranch      = "branch"    // push, or dispatch without a target
+	kindFollowUp    = "follow-up" // a run completed on mini-agent's own branch
 )
 
 // Trigger is an event that passed the payload checks. Authorize and Resolve
@@ -42,6 +43,7 @@ type Trigger struct {
 	// workflow run
 	runID            int64
 	workflowID       int64
+	conclusion       string
 	runURL, workflow string
 	headSHA, branch  string
 	headRepo         string
@@ -214,6 +216,18 @@ func (t *Trigger) parseRun(p *payload) (Decision, error) {
 	}
 	if p.Action != "completed" {
 		return skip(0, "workflow run %d is %s, not completed", r.ID, orDash(p.Action)), nil
+	}
+	if head := knownHeadRepo(r.HeadRepository); strings.HasPrefix(r.HeadBranch, config.DefaultBranchPrefix) &&
+		strings.EqualFold(head, t.owner+"/"+t.repo) {
+		// CI on mini-agent's own branch (a run it dispatched): the PR it
+		// belongs to is updated; never a fix of mini-agent's own branch.
+		if r.Conclusion == "" {
+			return skip(0, "workflow run %d on %s completed without a conclusion", r.ID, r.HeadBranch), nil
+		}
+		t.kind, t.runID, t.runURL, t.workflow, t.workflowID = kindFollowUp, r.ID, r.HTMLURL, r.Name, r.WorkflowID
+		t.headSHA, t.branch, t.headRepo, t.conclusion = r.HeadSHA, r.HeadBranch, head, r.Conclusion
+		t.describe = fmt.Sprintf("workflow %q run %d %s on mini-agent's branch %s", r.Name, r.ID, r.Conclusion, r.HeadBranch)
+		return Decision{}, nil
 	}
 	if d := conclusionSkip(r.ID, r.Conclusion); d.Reason != "" {
 		return d, nil

@@ -22,6 +22,12 @@ func (t *Trigger) Authorize(cfg *config.Config) string {
 			return fmt.Sprintf("commenter %s has association %s; the policy allows %s", c.login, c.association, strings.Join(cfg.Associations, ", "))
 		}
 	}
+	if t.kind == kindFollowUp {
+		if !strings.HasPrefix(t.branch, cfg.BranchPrefix) {
+			return fmt.Sprintf("branch %s does not have the policy's branch prefix %s: not mini-agent's branch", t.branch, cfg.BranchPrefix)
+		}
+		return ""
+	}
 	if t.branch != "" && strings.HasPrefix(t.branch, cfg.BranchPrefix) {
 		return loopGuard(t.branch, cfg.BranchPrefix, "").Reason
 	}
@@ -43,6 +49,9 @@ func (t *Trigger) Resolve(ctx context.Context, gh GitHub, cfg *config.Config) (D
 		Instructions: t.instructions, Help: t.help, UnknownVerb: t.unknownVerb, Trigger: t.describe}
 	if c := t.comment; c != nil {
 		job.CommentID, job.Commenter = c.id, c.login
+	}
+	if t.kind == kindFollowUp {
+		return t.followUp(ctx, gh, cfg, job)
 	}
 	var pr *ghapi.PR
 	var err error

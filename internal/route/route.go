@@ -101,6 +101,11 @@ type Job struct {
 	// CommentID is the command comment (for the reaction), 0 otherwise.
 	CommentID int64
 	Commenter string
+	// FollowUp: a run (RunID) completed with Conclusion on mini-agent's
+	// branch; the PR's CI section is updated and no agent runs.
+	FollowUp   bool
+	Conclusion string
+
 	// Help asks for the help reply instead of a run.
 	Help        bool
 	UnknownVerb string
