@@ -175,7 +175,8 @@ type CIResult struct {
 
 // ProveCI dispatches the failing workflow on the PR's fix branch when it
 // can, finds the run it started, optionally waits for it within req.Wait,
-// and keeps the PR body's CI section (and state marker) up to date. A
+// and keeps the PR body's CI section (and state marker) up to date, except
+// for a failure seen while waiting: the caller reports it with FollowUp. A
 // workflow that cannot be dispatched is not an error: the section says why
 // and how to enable it. Errors are failures to update the PR.
 func ProveCI(ctx context.Context, gh CIAPI, req CIRequest) (*CIResult, error) {
@@ -210,8 +211,12 @@ func ProveCI(ctx context.Context, gh CIAPI, req CIRequest) (*CIResult, error) {
 		}
 		if final != nil {
 			v = viewOf(req.Branch, final)
-			if err := updateCI(ctx, gh, req, v); err != nil {
-				return nil, err
+			// A failure is the caller's to report with its context
+			// (FollowUp, which also turns the PR draft).
+			if v.Status != CIFailed {
+				if err := updateCI(ctx, gh, req, v); err != nil {
+					return nil, err
+				}
 			}
 		}
 	}
