@@ -30,7 +30,7 @@ type inputs struct {
 	// CIWaitMinutes bounds waiting for the CI run dispatched on a fix branch
 	// (0: do not wait).
 	CIWaitMinutes int
-	MaxCostUSD                                                                             float64
+	MaxCostUSD    float64
 	// PriceIn and PriceOut: USD per million tokens; nil when not given.
 	PriceIn, PriceOut *float64
 }
