@@ -83,6 +83,14 @@ func (c *console) run(ctx context.Context) Result {
 	if p.job.Help {
 		return c.help(ctx, p)
 	}
+	if p.job.FollowUp {
+		// The completion itself first: it has the failure's logs, which a
+		// refresh of the same PR would not show.
+		r := c.followUp(ctx, p)
+		c.refreshCI(ctx, p)
+		return r
+	}
+	c.refreshCI(ctx, p)
 	return c.work(ctx, p)
 }
 
@@ -111,9 +119,9 @@ func (c *console) publishBundle(ctx context.Context, in inputs, b *bundle.Bundle
 	if end != nil {
 		return *end
 	}
-	if p.job.Help {
+	if p.job.Help || p.job.FollowUp {
 		return Result{Status: publish.StatusSkipped, Code: exitcode.OK,
-			Summary: "## mini-agent: skipped\n\nhelp is answered by `mini-agent action`, not publish\n"}
+			Summary: "## mini-agent: skipped\n\nhelp and CI follow-ups are answered by `mini-agent action`, not publish\n"}
 	}
 	fmt.Fprintf(c.log(), "mini-agent publish: %s\nwrite policy: %s (%s)\npolicy file: %s\n", p.job.Trigger, p.job.Write, p.job.Reason, p.cfg.Origin)
 	publish.Annotate(b, p.job)

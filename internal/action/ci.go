@@ -57,5 +57,6 @@ func (c *console) proveCI(ctx context.Context, p *prepared, res *publish.Result,
 		c.gha.Noticef("CI was not dispatched on %s: %s", res.Branch, ci.Why)
 	case publish.CIFailed:
 		c.gha.Warningf("CI failed on %s: %s", res.Branch, ci.RunURL)
+		c.reportWaitedFailure(ctx, p, res, ci)
 	}
 }

@@ -40,7 +40,9 @@ func TestActionDispatchesCIOnTheFixBranch(t *testing.T) {
 		for range 1000 {
 			if ids := sc.s.Dispatched(testRepo); len(ids) == 1 {
 				time.Sleep(50 * time.Millisecond)
-				sc.s.SetRunStatus(testRepo, ids[0], "completed", "failure")
+				sc.s.SetRunStatus(testRepo, ids[0], "completed", "failure", ghtest.Job{ID: 8801, Name: "test",
+					FailedStep: "Run go test ./...", Log: "2026-03-01T12:00:00.0000000Z --- FAIL: TestCIOnly (0.00s)\n" +
+						"2026-03-01T12:00:00.0000000Z     ci_test.go:9: only CI sees this\n2026-03-01T12:00:00.0000000Z FAIL\n"})
 				return
 			}
 			time.Sleep(10 * time.Millisecond)
@@ -58,7 +60,10 @@ func TestActionDispatchesCIOnTheFixBranch(t *testing.T) {
 		t.Fatalf("outputs %v, dispatched %v, pulls %d", out, ids, len(pulls))
 	}
 	body := pulls[0].Body
-	for _, want := range []string{"❌ failed", "/actions/runs/", " ci=failed ci-workflow="} {
+	if !pulls[0].Draft {
+		t.Error("the PR whose CI failed is not a draft")
+	}
+	for _, want := range []string{"❌ failed", "/actions/runs/", " ci=failed ci-workflow=", "TestCIOnly", "ci-fail-seen=1"} {
 		if !strings.Contains(body, want) {
 			t.Errorf("PR body lacks %q:\n%s", want, body)
 		}
