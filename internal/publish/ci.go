@@ -227,7 +227,8 @@ func ProveCI(ctx context.Context, gh CIAPI, req CIRequest) (*CIResult, error) {
 // time), or why the workflow cannot be dispatched and how to enable it.
 func dispatch(ctx context.Context, gh CIAPI, req CIRequest) (*ghapi.BranchRun, string, string) {
 	if req.Workflow == "" {
-		return nil, "the failing workflow is not known to this run", "run mini-agent from the workflow_run fixer recipe (see the README), where the failing workflow is the event's"
+		why, how := unknownWorkflow()
+		return nil, why, how
 	}
 	wf, err := gh.GetWorkflow(ctx, req.Owner, req.Repo, req.Workflow)
 	if err != nil {
@@ -278,6 +279,13 @@ func dispatch(ctx context.Context, gh CIAPI, req CIRequest) (*ghapi.BranchRun, s
 			return nil, "", ""
 		}
 	}
+}
+
+// unknownWorkflow says why a run that does not know the failing workflow
+// (a comment command) cannot dispatch it, and how to get CI.
+func unknownWorkflow() (why, how string) {
+	return "the failing workflow is not known to this run",
+		"run mini-agent from the workflow_run fixer recipe (see the README), where the failing workflow is the event's"
 }
 
 // permHint says how to give the token what a 403 says it lacks.

@@ -140,7 +140,7 @@ func (p *publisher) initialCI(branch string) ciView {
 	if p.ciWorkflow != "" {
 		return ciView{Status: CIPending, Branch: branch}
 	}
-	_, why, how := dispatch(context.Background(), nil, CIRequest{})
+	why, how := unknownWorkflow()
 	return ciView{Status: CIOff, Branch: branch, Why: why, HowTo: how}
 }
 
