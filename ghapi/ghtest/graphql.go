@@ -7,9 +7,9 @@ import (
 	"strings"
 )
 
-// routeGraphQL serves the two GraphQL operations mini-agent makes: a pull
-// request's node ID by number, and convertPullRequestToDraft (the REST API
-// cannot make a draft). Node IDs are "PR_<owner/repo>#<number>".
+// routeGraphQL serves the GraphQL operations mini-agent makes: a pull
+// request's review threads, its node ID by number, and
+// convertPullRequestToDraft (the REST API cannot make a draft). Node IDs are "PR_<owner/repo>#<number>".
 func (s *Server) routeGraphQL(mux *http.ServeMux) {
 	mux.HandleFunc("POST /graphql", func(w http.ResponseWriter, r *http.Request) {
 		var in struct {
@@ -40,6 +40,15 @@ func (s *Server) routeGraphQL(mux *http.ServeMux) {
 			}
 			p.Draft = true
 			writeJSON(w, 200, map[string]any{"data": map[string]any{"convertPullRequestToDraft": map[string]any{"pullRequest": map[string]any{"isDraft": true}}}})
+		case strings.Contains(in.Query, "reviewThreads"):
+			n, _ := in.Variables["number"].(float64)
+			full := str("owner") + "/" + str("name")
+			if s.pullOf(full, fmt.Sprint(int(n))) == nil {
+				fail("NOT_FOUND", "Could not resolve to a PullRequest with the number of "+fmt.Sprint(int(n))+".")
+				return
+			}
+			writeJSON(w, 200, map[string]any{"data": map[string]any{"repository": map[string]any{"pullRequest": map[string]any{
+				"reviewThreads": s.threadsJSON(full, int(n))}}}})
 		case strings.Contains(in.Query, "pullRequest(number"):
 			n, _ := in.Variables["number"].(float64)
 			full := str("owner") + "/" + str("name")
