@@ -52,8 +52,9 @@ type Server struct {
 	requests []Request
 	nextID   int64
 	faults   []*fault
-	history  map[string]*history // history.go: listed runs and plain issues
-	ci       map[string]*ciState // workflows.go: workflows and dispatched runs
+	history  map[string]*history       // history.go: listed runs and plain issues
+	ci       map[string]*ciState       // workflows.go: workflows and dispatched runs
+	threads  map[string][]ReviewThread // reviews.go: review threads by "repo#number"
 }
 
 // NewServer starts the fake; requests must carry "Bearer TOKEN" (or
