@@ -37,6 +37,9 @@ func (c *console) ciWorkflow(job *route.Job) string {
 // once the PR is written. What it cannot do is said in the PR body; an
 // API failure here is a warning, never the job's failure: the PR stands.
 func (c *console) proveCI(ctx context.Context, p *prepared, res *publish.Result, workflow string) {
+	if res != nil && res.CIWorkflow != "" {
+		workflow = res.CIWorkflow // an iteration keeps the proposal's
+	}
 	if res == nil || workflow == "" || res.PRNumber == 0 || res.Branch == "" {
 		return
 	}

@@ -93,7 +93,7 @@ func (p *publisher) propose(ctx context.Context, draft bool, why string) (*Resul
 	st.CI.Status, st.CI.Workflow = ci.Status, p.ciWorkflow
 	body += "\n" + ci.render() + "\n\n" + st.marker() + "\n"
 	title := p.title(draft)
-	res := &Result{Status: StatusOf(b.Status, !draft), Branch: branch, Commit: commit.SHA, Attempt: st.Attempts}
+	res := &Result{Status: StatusOf(b.Status, !draft), Branch: branch, Commit: commit.SHA, Attempt: st.Attempts, CIWorkflow: p.ciWorkflow}
 	if open != nil {
 		pr, err := p.gh.UpdatePR(ctx, job.Owner, job.Repo, open.Number, ghapi.PRUpdate{Title: &title, Body: &body})
 		if err != nil {

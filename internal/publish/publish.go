@@ -83,6 +83,7 @@ type GitHub interface {
 	CommitFiles(ctx context.Context, owner, repo string, req ghapi.CommitRequest) (*ghapi.CommitResult, error)
 	BranchHead(ctx context.Context, owner, repo, branch string) (string, error)
 	PRsForBranch(ctx context.Context, owner, repo, headOwner, branch, state string) ([]*ghapi.PR, error)
+	PullRequest(ctx context.Context, owner, repo string, number int) (*ghapi.PR, error)
 	CreatePR(ctx context.Context, owner, repo string, np ghapi.NewPR) (*ghapi.PR, error)
 	UpdatePR(ctx context.Context, owner, repo string, number int, u ghapi.PRUpdate) (*ghapi.PR, error)
 	RequestReviewers(ctx context.Context, owner, repo string, number int, users, teams []string) error
@@ -122,6 +123,9 @@ type Result struct {
 	CommentURL string
 	Size       Size
 	Attempt    int
+	// CIWorkflow is the workflow to dispatch on Branch (ProveCI), "" when
+	// none is known.
+	CIWorkflow string
 }
 
 type publisher struct {
@@ -182,6 +186,8 @@ func Publish(ctx context.Context, gh GitHub, req Request) (*Result, error) {
 		res, err = p.noFix(ctx, ActionNoFixFound, whyStopped(b), true)
 	case job.Write == route.WriteComment:
 		res, err = p.commentFix(ctx)
+	case job.Write == route.WritePush && job.Iterate:
+		res, err = p.iterate(ctx)
 	case job.Write == route.WritePush:
 		res, err = p.push(ctx)
 	case job.Write == route.WritePropose:

@@ -101,6 +101,9 @@ func (t *Trigger) Resolve(ctx context.Context, gh GitHub, cfg *config.Config) (D
 		if pr.HeadRepo == "" {
 			t.headRepo = deletedFork
 		}
+		if t.comment != nil && !t.help && t.mode == agent.ModeFix && t.ownPR(pr, cfg) {
+			return t.iterate(ctx, gh, cfg, job, pr)
+		}
 		if why := t.Authorize(cfg); why != "" {
 			// The commenter was authorized before the PR was read: a
 			// refusal now (a fork head, mini-agent's own branch) is

@@ -105,6 +105,9 @@ type Job struct {
 	// branch; the PR's CI section is updated and no agent runs.
 	FollowUp   bool
 	Conclusion string
+	// Iterate: a fix command on mini-agent's own PR (Write is push); the
+	// Instructions carry the PR's allowed unresolved review comments.
+	Iterate bool
 
 	// Help asks for the help reply instead of a run.
 	Help        bool
@@ -140,6 +143,7 @@ type GitHub interface {
 	Labels(ctx context.Context, owner, repo string, number int) ([]string, error)
 	WorkflowRun(ctx context.Context, owner, repo string, id int64) (*ghapi.Run, error)
 	FailedJobs(ctx context.Context, owner, repo string, runID int64) ([]ghapi.Job, error)
+	UnresolvedReviewComments(ctx context.Context, owner, repo string, number int) ([]ghapi.ReviewComment, error)
 }
 
 // Router routes events. LoadConfig is called at most once, only for events
