@@ -98,3 +98,28 @@ func (c *console) refreshCI(ctx context.Context, p *prepared) {
 		c.gha.Warningf("refreshing the CI of mini-agent's open PRs: %v", err)
 	}
 }
+
+// iterateFromCI makes an iteration on mini-agent's PR start from the logs
+// of the CI run that failed on its branch, when its body says one did:
+// the harness then works on what CI saw instead of rerunning the tests
+// (which pass locally when only CI fails). Without one, the job is unchanged.
+func (c *console) iterateFromCI(ctx context.Context, p *prepared) {
+	pr, err := p.gh.PullRequest(ctx, p.job.Owner, p.job.Repo, p.job.PR)
+	if err != nil {
+		c.gha.Warningf("reading #%d: %v", p.job.PR, err)
+		return
+	}
+	id := publish.FailedCIRun(pr.Body)
+	if id == 0 {
+		return
+	}
+	jobs, err := p.gh.FailedJobs(ctx, p.job.Owner, p.job.Repo, id)
+	if err != nil || len(jobs) == 0 {
+		if err != nil {
+			c.gha.Warningf("the failed CI run %d of #%d: %v", id, p.job.PR, err)
+		}
+		return
+	}
+	p.job.Source, p.job.FailedJobs, p.job.RunID = route.SourceRun, jobs, id
+	fmt.Fprintf(c.log(), "iteration on #%d starts from CI run %d's failure\n", p.job.PR, id)
+}

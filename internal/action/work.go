@@ -48,6 +48,9 @@ func (c *console) work(ctx context.Context, p *prepared) Result {
 	if err != nil {
 		return c.fail(ctx, p, err)
 	}
+	if job.Iterate {
+		c.iterateFromCI(ctx, p)
+	}
 	pl, err := c.plan(p, ws, tmp)
 	if err != nil {
 		return c.fail(ctx, p, err)

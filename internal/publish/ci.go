@@ -378,3 +378,13 @@ func oneLine(s string) string {
 	s, _, _ = strings.Cut(strings.TrimSpace(s), "\n")
 	return report.Untrusted(cutUTF8(plain(s), 300))
 }
+
+// FailedCIRun is the CI run a PR body's state marker says failed on the
+// branch (0 when none): an iteration on the PR starts from its logs.
+func FailedCIRun(body string) int64 {
+	st := parseState(body)
+	if st.CI.Status != CIFailed {
+		return 0
+	}
+	return st.CI.RunID
+}

@@ -58,6 +58,9 @@ func TestRouteIterateOnOwnPR(t *testing.T) {
 			t.Errorf("instructions carry %q:\n%s", bad, j.Instructions)
 		}
 	}
+	if !strings.Contains(j.Reason, "1 passed on, 2 not") {
+		t.Errorf("reason: %s", j.Reason)
+	}
 	if strings.Count(j.Instructions, "</review-comments>") != 1 {
 		t.Errorf("the quote can be closed early:\n%s", j.Instructions)
 	}
