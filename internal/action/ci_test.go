@@ -1,6 +1,7 @@
 package action
 
 import (
+	"context"
 	"strings"
 	"testing"
 	"time"
@@ -35,9 +36,10 @@ func TestActionDispatchesCIOnTheFixBranch(t *testing.T) {
 	env, vars, stdout := sc.env(t, "workflow_run", payload, map[string]string{"ci-wait-minutes": "1"})
 	env.CIPoll = 20 * time.Millisecond
 	done := make(chan struct{})
+	watch, stop := context.WithCancel(t.Context())
 	go func() {
 		defer close(done)
-		for range 1000 {
+		for watch.Err() == nil { // until the dispatch, however slow the fixer is
 			if ids := sc.s.Dispatched(testRepo); len(ids) == 1 {
 				time.Sleep(50 * time.Millisecond)
 				sc.s.SetRunStatus(testRepo, ids[0], "completed", "failure", ghtest.Job{ID: 8801, Name: "test",
@@ -49,6 +51,7 @@ func TestActionDispatchesCIOnTheFixBranch(t *testing.T) {
 		}
 	}()
 	code := actionMain(t.Context(), env)
+	stop()
 	<-done
 	if code != 0 {
 		t.Fatalf("exit %d\n%s", code, stdout)

@@ -58,7 +58,7 @@ func TestProveCIDispatchesFindsTheRunAndWaits(t *testing.T) {
 	// The run completes while the job waits.
 	req.Wait = 5 * time.Second
 	go func() {
-		for range 200 {
+		for t.Context().Err() == nil {
 			if ids := f.s.Dispatched(repo); len(ids) == 1 {
 				f.s.SetRunStatus(repo, ids[0], "in_progress", "")
 				time.Sleep(50 * time.Millisecond)
