@@ -246,7 +246,9 @@ func dispatch(ctx context.Context, gh CIAPI, req CIRequest) (*ghapi.BranchRun, s
 		return nil, fmt.Sprintf("`%s` has no `workflow_dispatch` trigger", wf.Path),
 			fmt.Sprintf("add `workflow_dispatch:` to the `on:` of `%s`, or pass a GitHub App token as `github-token` (its commits start CI)", wf.Path)
 	}
-	since := time.Now().Add(-5 * time.Second)
+	// The runner's clock and GitHub's may differ: a wide window, and the
+	// runs listed before the dispatch are told apart by ID.
+	since := time.Now().Add(-2 * time.Minute)
 	known := map[int64]bool{}
 	before, err := gh.BranchRuns(ctx, req.Owner, req.Repo, req.Workflow, req.Branch, "workflow_dispatch", since)
 	if err != nil {

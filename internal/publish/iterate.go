@@ -42,7 +42,8 @@ func (p *publisher) iterate(ctx context.Context) (*Result, error) {
 		BaseSHA: b.BaseSHA, Branch: job.Branch, ExpectedHead: b.BaseSHA, Message: p.commitMessage(false), Changes: changes(b),
 	})
 	if errors.Is(err, ghapi.ErrHeadMoved) {
-		return p.push(ctx) // says so on the tracking comment, writes nothing
+		return p.note(ctx, StatusNotFixed, ActionHeadMoved, fmt.Sprintf("%s moved since the fix was made at %s: not committing over newer work; "+
+			"run `/mini-agent fix` again", job.Branch, short(b.BaseSHA)))
 	}
 	if err != nil {
 		return nil, fmt.Errorf("publish: %w", err)
