@@ -73,3 +73,20 @@ func TestIterateRefusesAPRThatIsNotMiniAgents(t *testing.T) {
 		t.Errorf("%d git writes", n)
 	}
 }
+
+// TestIterateStopsWhenTheBranchMoved: someone pushed on mini-agent's
+// branch since the checkout: nothing is committed over it.
+func TestIterateStopsWhenTheBranchMoved(t *testing.T) {
+	t.Parallel()
+	f, req := proposed(t, dispatchable)
+	head := f.s.Head(repo, req.Branch)
+	b := makeBundle(t, head, edit{write: map[string]string{"extra.go": "package hello\n"}})
+	moved := f.s.Push(repo, req.Branch, map[string]string{"other.go": "package hello\n"})
+	res, err := publish.Publish(t.Context(), f.gh, publish.Request{Bundle: b, Job: iterateJob(req.PR, req.Branch, head), Config: config.Default()})
+	if err != nil || res.Action != publish.ActionHeadMoved || f.s.Head(repo, req.Branch) != moved {
+		t.Fatalf("%+v %v", res, err)
+	}
+	if strings.Contains(prBody(f, req.PR), "### Attempts") {
+		t.Error("the body was rewritten for a commit that was not made")
+	}
+}
