@@ -83,6 +83,10 @@ func (c *console) run(ctx context.Context) Result {
 	if p.job.Help {
 		return c.help(ctx, p)
 	}
+	if p.job.Refresh {
+		c.refreshCI(ctx, p)
+		return Result{Status: publish.StatusSkipped, Code: exitcode.OK, Summary: "## mini-agent: CI refreshed\n\n" + p.job.Reason + "\n"}
+	}
 	if p.job.FollowUp {
 		// The completion itself first: it has the failure's logs, which a
 		// refresh of the same PR would not show.
@@ -119,7 +123,7 @@ func (c *console) publishBundle(ctx context.Context, in inputs, b *bundle.Bundle
 	if end != nil {
 		return *end
 	}
-	if p.job.Help || p.job.FollowUp {
+	if p.job.Help || p.job.FollowUp || p.job.Refresh {
 		return Result{Status: publish.StatusSkipped, Code: exitcode.OK,
 			Summary: "## mini-agent: skipped\n\nhelp and CI follow-ups are answered by `mini-agent action`, not publish\n"}
 	}

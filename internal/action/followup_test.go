@@ -102,3 +102,31 @@ func TestActionRefreshesFinishedCI(t *testing.T) {
 		t.Errorf("the log does not show the refresh:\n%s", stdout)
 	}
 }
+
+// TestActionScheduledRunRefreshes: a scheduled run only refreshes: the PR
+// whose dispatched run passed says so, nothing else is written.
+func TestActionScheduledRunRefreshes(t *testing.T) {
+	t.Parallel()
+	sc := newScene(t, "")
+	wf := sc.withWorkflow(t, "on:\n  workflow_dispatch:\n  schedule:\n    - cron: '0 * * * *'\njobs:\n  t:\n    runs-on: ubuntu-latest\n")
+	sc.s.AddRun(testRepo, ghtest.Run{ID: 101, HeadBranch: "main", HeadSHA: sc.fake, Jobs: []ghtest.Job{
+		{ID: 7001, Name: "test", FailedStep: "Run go test ./...", Log: sc.failingLog(t)}}})
+	payload := workflowRunPayload(101, sc.head, "main", nil)
+	payload["workflow_run"].(map[string]any)["workflow_id"] = wf
+	env, _, stdout := sc.env(t, "workflow_run", payload, nil)
+	if code := actionMain(t.Context(), env); code != 0 {
+		t.Fatalf("fixer: exit %d\n%s", code, stdout)
+	}
+	sc.s.SetRunStatus(testRepo, sc.s.Dispatched(testRepo)[0], "completed", "success")
+	git := sc.s.Count("POST", "/repos/"+testRepo+"/git/")
+	env, vars, stdout := sc.env(t, "schedule", map[string]any{"schedule": "0 * * * *"}, nil)
+	if code := actionMain(t.Context(), env); code != 0 {
+		t.Fatalf("scheduled: exit %d\n%s", code, stdout)
+	}
+	if body := sc.s.Pulls(testRepo)[0].Body; !strings.Contains(body, "✅ passed") || !strings.Contains(body, " ci=passed ") {
+		t.Errorf("not refreshed:\n%s", body)
+	}
+	if outputs(t, vars["GITHUB_OUTPUT"])["status"] != "skipped" || sc.s.Count("POST", "/repos/"+testRepo+"/git/") != git || len(sc.s.Dispatched(testRepo)) != 1 {
+		t.Errorf("the scheduled run did more than refresh\n%s", stdout)
+	}
+}

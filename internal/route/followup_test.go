@@ -66,3 +66,21 @@ func TestRouteFollowUp(t *testing.T) {
 		})
 	}
 }
+
+// TestRouteScheduleRefreshes: a scheduled run is a refresh-only job, after
+// reading the policy and nothing else.
+func TestRouteScheduleRefreshes(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t, setup{})
+	before := len(w.s.Requests())
+	d, cfg, err := w.router().Route(t.Context(), route.Event{Name: "schedule", Payload: []byte(`{"schedule":"0 * * * *"}`), Repo: repoName})
+	if err != nil || d.Job == nil || !d.Job.Refresh || d.Job.Write != route.WriteNone || cfg == nil {
+		t.Fatalf("%+v %v", d, err)
+	}
+	for _, r := range w.s.Requests()[before:] {
+		// The policy file, and the default branch it is read from.
+		if !strings.Contains(r.Path, "/contents/") && r.Path != "/repos/"+repoName {
+			t.Errorf("a scheduled run's routing made %s %s", r.Method, r.Path)
+		}
+	}
+}

@@ -26,6 +26,7 @@ const (
 	kindInJobPR     = "in-job"    // pull_request, the PR is in the payload
 	kindBranch      = "branch"    // push, or dispatch without a target
 	kindFollowUp    = "follow-up" // a run completed on mini-agent's own branch
+	kindRefresh     = "refresh"   // a scheduled run: CI sections only
 )
 
 // Trigger is an event that passed the payload checks. Authorize and Resolve
@@ -186,12 +187,16 @@ func Parse(ev Event) (*Trigger, Decision, error) {
 		d, err = t.parsePush(&p, ev)
 	case "pull_request":
 		d, err = t.parsePullRequest(&p)
+	case "schedule":
+		// Nothing to fix: a scheduled run refreshes the CI sections of
+		// mini-agent's open PRs (GitHub may not deliver their completions).
+		t.kind, t.describe = kindRefresh, "scheduled run: refresh the CI of mini-agent's open pull requests"
 	case "pull_request_target":
 		return nil, skip(0, "pull_request_target is not supported: it would run the PR's code with a write token; use the workflow_run fixer (see the README)"), nil
 	case "":
 		return nil, Decision{}, fmt.Errorf("%w: GITHUB_EVENT_NAME is empty", ErrEvent)
 	default:
-		return nil, skip(0, "event %q is not one mini-agent handles (workflow_run, issue_comment, workflow_dispatch, push, pull_request)", ev.Name), nil
+		return nil, skip(0, "event %q is not one mini-agent handles (workflow_run, issue_comment, workflow_dispatch, push, pull_request, schedule)", ev.Name), nil
 	}
 	if err != nil || d.Reason != "" {
 		return nil, d, err

@@ -105,6 +105,9 @@ type Job struct {
 	// branch; the PR's CI section is updated and no agent runs.
 	FollowUp   bool
 	Conclusion string
+	// Refresh: a scheduled run; only the CI sections of mini-agent's open
+	// PRs are refreshed, no agent runs.
+	Refresh bool
 	// Iterate: a fix command on mini-agent's own PR (Write is push); the
 	// Instructions carry the PR's allowed unresolved review comments.
 	Iterate bool
