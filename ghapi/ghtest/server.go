@@ -3,7 +3,9 @@
 // pull requests, issue comments, reactions, labels, and workflow runs whose
 // job logs redirect to a second host that rejects credentials, a workflow
 // run history listed by day with every attempt and plain issues
-// (history.go; SeedFlakyHistory seeds a ready-made one). It records
+// (history.go; SeedFlakyHistory seeds a ready-made one), workflows whose
+// dispatches start runs (workflows.go), review threads and the GraphQL
+// calls mini-agent makes (reviews.go, graphql.go). It records
 // every request, and fails chosen ones on demand (Inject). It speaks the documented JSON wire format and imports no
 // GitHub client, so it can check one.
 package ghtest

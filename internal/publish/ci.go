@@ -38,9 +38,6 @@ func validCIStatus(s CIStatus) bool {
 	return false
 }
 
-// Done reports whether the status is final for its run.
-func (s CIStatus) Done() bool { return s == CIPassed || s == CIFailed || s == CIEnded || s == CIOff }
-
 // ciState is what the state marker keeps of the CI section.
 type ciState struct {
 	Status CIStatus
