@@ -24,7 +24,8 @@ func (c *console) followUp(ctx context.Context, p *prepared) Result {
 	job := p.job
 	sig, text := c.failureOf(ctx, p, job)
 	what, err := publish.FollowUp(ctx, p.gh, publish.FollowUpRequest{Owner: job.Owner, Repo: job.Repo, PR: job.PR, Branch: job.Branch,
-		RunID: job.RunID, RunURL: job.RunURL, Conclusion: job.Conclusion, HeadSHA: job.HeadSHA, Signature: sig, Context: text, Log: c.log()})
+		RunID: job.RunID, RunURL: job.RunURL, Conclusion: job.Conclusion, HeadSHA: job.HeadSHA, Signature: sig, Context: text,
+		MaxAttempts: p.cfg.Config.MaxAttempts, Log: c.log()})
 	if err != nil && what == "" {
 		return c.fail(ctx, nil, err)
 	}
@@ -81,7 +82,8 @@ func (c *console) reportWaitedFailure(ctx context.Context, p *prepared, res *pub
 	j.FailedJobs, j.RunID, j.RunURL, j.Branch, j.PR = jobs, ci.RunID, ci.RunURL, res.Branch, res.PRNumber
 	sig, text := c.failureOf(ctx, p, &j)
 	what, err := publish.FollowUp(ctx, p.gh, publish.FollowUpRequest{Owner: j.Owner, Repo: j.Repo, PR: res.PRNumber, Branch: res.Branch,
-		RunID: ci.RunID, RunURL: ci.RunURL, Conclusion: "failure", HeadSHA: res.Commit, Signature: sig, Context: text, Log: c.log()})
+		RunID: ci.RunID, RunURL: ci.RunURL, Conclusion: "failure", HeadSHA: res.Commit, Signature: sig, Context: text,
+		MaxAttempts: p.cfg.Config.MaxAttempts, Log: c.log()})
 	if err != nil {
 		c.gha.Warningf("%v", err)
 	}

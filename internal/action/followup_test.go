@@ -72,7 +72,7 @@ func TestActionFollowUpNeverLoops(t *testing.T) {
 	if n := sc.s.Count("POST", "/repos/"+testRepo+"/issues/"); n != 0 {
 		t.Errorf("%d comments posted", n)
 	}
-	for _, want := range []string{"❌ failed", "TestCIOnly", "only CI sees this", "ci-fail-seen=3", "attempts=1 "} {
+	for _, want := range []string{"❌ failed", "TestCIOnly", "only CI sees this", "ci-fail-seen=3", "attempts=1 ", "(attempt 2 of 3)"} {
 		if !strings.Contains(pulls[0].Body, want) {
 			t.Errorf("PR body lacks %q:\n%s", want, pulls[0].Body)
 		}

@@ -38,7 +38,10 @@ type FollowUpRequest struct {
 	// Signature identifies the failure (failure.FailureContext.Signature);
 	// Context is its rendering (log text: untrusted), both "" when unknown.
 	Signature, Context string
-	Log                io.Writer
+	// MaxAttempts is the policy's max-attempts: while the PR has attempts
+	// left, a failure says how to iterate (0: not said).
+	MaxAttempts int
+	Log         io.Writer
 }
 
 // Follow-up outcomes.
@@ -88,6 +91,11 @@ func FollowUp(ctx context.Context, gh FollowUpAPI, req FollowUpRequest) (string,
 			st.CI.FailSig, st.CI.FailSeen = sig, 1
 		}
 		v.FailedContext = failureBlock(req.Context)
+		if req.MaxAttempts > st.Attempts {
+			// A follow-up never starts a fix itself: say how to.
+			v.FailedContext = strings.TrimSpace(v.FailedContext + fmt.Sprintf("\n\nComment `/mini-agent fix [instructions]` on this PR "+
+				"to try again from this failure on the same branch (attempt %d of %d).", st.Attempts+1, req.MaxAttempts))
+		}
 	}
 	st.CI.Status, st.CI.RunID = status, req.RunID
 	body := withCI(pr.Body, v.render(), st)
