@@ -21,6 +21,11 @@ type Run struct {
 	RunAttempt int // default 1
 	PRs        []int
 	Jobs       []Job
+	// WorkflowID, Status (default "completed") and Created are set for
+	// runs a dispatch starts (workflows.go).
+	WorkflowID int64
+	Status     string
+	Created    time.Time
 }
 
 // Job seeds a job of a run. Its check-run ID equals its ID.
@@ -58,6 +63,7 @@ func (s *Server) AddRun(fullName string, r Run) {
 	rp := s.repos[strings.ToLower(fullName)]
 	r.Name, r.Event, r.Conclusion = cmpOr(r.Name, "CI"), cmpOr(r.Event, "push"), cmpOr(r.Conclusion, "failure")
 	r.RunAttempt = max(r.RunAttempt, 1)
+	r.Status = cmpOr(r.Status, "completed")
 	for i := range r.Jobs {
 		j := &r.Jobs[i]
 		j.Conclusion = cmpOr(j.Conclusion, "failure")
@@ -89,17 +95,7 @@ func (s *Server) routeActions(mux *http.ServeMux) {
 			writeErr(w, 404, "Not Found")
 			return
 		}
-		var prs []map[string]any
-		for _, n := range run.PRs {
-			prs = append(prs, map[string]any{"number": n})
-		}
-		repoJSON := map[string]any{"full_name": rp.fullName}
-		writeJSON(w, 200, map[string]any{
-			"id": run.ID, "name": run.Name, "event": run.Event, "status": "completed", "conclusion": run.Conclusion,
-			"head_branch": run.HeadBranch, "head_sha": run.HeadSHA, "run_attempt": run.RunAttempt,
-			"html_url":      fmt.Sprintf("https://github.com/%s/actions/runs/%d", rp.fullName, run.ID),
-			"pull_requests": prs, "repository": repoJSON, "head_repository": repoJSON,
-		})
+		writeJSON(w, 200, s.singleRunJSON(rp, run))
 	})
 
 	s.handle(mux, "GET /repos/{owner}/{repo}/actions/runs/{id}/jobs", func(w http.ResponseWriter, r *http.Request, rp *repo) {
@@ -156,6 +152,28 @@ func (s *Server) routeActions(mux *http.ServeMux) {
 		}
 		writeJSON(w, 200, paginate(w, r, out))
 	})
+}
+
+// singleRunJSON is a run as the single-run and workflow-runs endpoints
+// serve it; the caller holds s.mu.
+func (s *Server) singleRunJSON(rp *repo, run *run) map[string]any {
+	var prs []map[string]any
+	for _, n := range run.PRs {
+		prs = append(prs, map[string]any{"number": n})
+	}
+	repoJSON := map[string]any{"full_name": rp.fullName}
+	status := cmpOr(run.Status, "completed")
+	var concl any
+	if status == "completed" {
+		concl = run.Conclusion
+	}
+	return map[string]any{
+		"id": run.ID, "name": run.Name, "event": run.Event, "status": status, "conclusion": concl,
+		"workflow_id": run.WorkflowID, "created_at": run.Created,
+		"head_branch": run.HeadBranch, "head_sha": run.HeadSHA, "run_attempt": run.RunAttempt,
+		"html_url":      fmt.Sprintf("https://github.com/%s/actions/runs/%d", rp.fullName, run.ID),
+		"pull_requests": prs, "repository": repoJSON, "head_repository": repoJSON,
+	}
 }
 
 // serveLog is the log host: signed URLs only, and never a credential.

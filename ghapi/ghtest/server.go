@@ -3,7 +3,9 @@
 // pull requests, issue comments, reactions, labels, and workflow runs whose
 // job logs redirect to a second host that rejects credentials, a workflow
 // run history listed by day with every attempt and plain issues
-// (history.go; SeedFlakyHistory seeds a ready-made one). It records
+// (history.go; SeedFlakyHistory seeds a ready-made one), workflows whose
+// dispatches start runs (workflows.go), review threads and the GraphQL
+// calls mini-agent makes (reviews.go, graphql.go). It records
 // every request, and fails chosen ones on demand (Inject). It speaks the documented JSON wire format and imports no
 // GitHub client, so it can check one.
 package ghtest
@@ -52,7 +54,9 @@ type Server struct {
 	requests []Request
 	nextID   int64
 	faults   []*fault
-	history  map[string]*history // history.go: listed runs and plain issues
+	history  map[string]*history       // history.go: listed runs and plain issues
+	ci       map[string]*ciState       // workflows.go: workflows and dispatched runs
+	threads  map[string][]ReviewThread // reviews.go: review threads by "repo#number"
 }
 
 // NewServer starts the fake; requests must carry "Bearer TOKEN" (or
@@ -65,6 +69,8 @@ func NewServer(tb testing.TB, token string) *Server {
 	s.routePulls(mux)
 	s.routeActions(mux)
 	s.routeHistory(mux)
+	s.routeWorkflows(mux)
+	s.routeGraphQL(mux)
 	s.api = httptest.NewServer(s.record("api", s.auth(mux)))
 	s.logs = httptest.NewServer(s.record("logs", http.HandlerFunc(s.serveLog)))
 	tb.Cleanup(s.api.Close)

@@ -85,6 +85,18 @@ func (c *console) run(ctx context.Context) Result {
 	if p.job.Help {
 		return c.help(ctx, p)
 	}
+	if p.job.Refresh {
+		c.refreshCI(ctx, p)
+		return Result{Status: publish.StatusSkipped, Code: exitcode.OK, Summary: "## mini-agent: CI refreshed\n\n" + p.job.Reason + "\n"}
+	}
+	if p.job.FollowUp {
+		// The completion itself first: it has the failure's logs, which a
+		// refresh of the same PR would not show.
+		r := c.followUp(ctx, p)
+		c.refreshCI(ctx, p)
+		return r
+	}
+	c.refreshCI(ctx, p)
 	return c.work(ctx, p)
 }
 
@@ -113,13 +125,17 @@ func (c *console) publishBundle(ctx context.Context, in inputs, b *bundle.Bundle
 	if end != nil {
 		return *end
 	}
-	if p.job.Help {
+	if p.job.Help || p.job.FollowUp || p.job.Refresh {
 		return Result{Status: publish.StatusSkipped, Code: exitcode.OK,
-			Summary: "## mini-agent: skipped\n\nhelp is answered by `mini-agent action`, not publish\n"}
+			Summary: "## mini-agent: skipped\n\nhelp and CI follow-ups are answered by `mini-agent action`, not publish\n"}
 	}
 	fmt.Fprintf(c.log(), "mini-agent publish: %s\nwrite policy: %s (%s)\npolicy file: %s\n", p.job.Trigger, p.job.Write, p.job.Reason, p.cfg.Origin)
 	publish.Annotate(b, p.job)
-	res, perr := publish.Publish(ctx, p.gh, publish.Request{Bundle: b, Job: p.job, Config: p.cfg.Config, Log: c.log(), Tracker: p.tracker})
+	wf := c.ciWorkflow(p.job)
+	res, perr := publish.Publish(ctx, p.gh, publish.Request{Bundle: b, Job: p.job, Config: p.cfg.Config, Log: c.log(), Tracker: p.tracker, CIWorkflow: wf})
+	if perr == nil {
+		c.proveCI(ctx, p, res, wf)
+	}
 	return c.published(ctx, p, b, res, perr)
 }
 

@@ -38,6 +38,9 @@ type Env struct {
 	CallTimeout time.Duration
 	// Version is mini-agent's version: in the bundle and the footers.
 	Version string
+	// CIPoll is the interval between looks at a dispatched CI run; 0 means
+	// publish's default (tests shorten it).
+	CIPoll time.Duration
 }
 
 // ProcessEnv is the environment of this process.

@@ -22,22 +22,23 @@ import (
 func TestReadInputs(t *testing.T) {
 	t.Parallel()
 	vars := map[string]string{
-		"INPUT_GITHUB-TOKEN":  "ghs_hyphenated_form_token",
-		"INPUT_API_KEY":       "sk-underscore-form",
-		"INPUT_MAX_STEPS":     " 12 ",
-		"INPUT_MAX-COST-USD":  "0.75",
-		"INPUT_TEST_COMMAND":  "make test",
-		"INPUT_MODE":          "Explain",
-		"INPUT_MAX_MINUTES":   "",
-		"GITHUB_TOKEN":        "ghs_ignored_when_the_input_is_set",
-		"INPUT_FAILURE_LOG":   "out/test.log",
-		"INPUT_CONFIG":        ".github/bot.yml",
-		"INPUT_PROVIDER":      "anthropic",
-		"INPUT_BASE-URL":      "https://llm.example.com/v1",
-		"INPUT_MODEL":         "claude-sonnet-4-5",
-		"INPUT_SCRIPT":        "",
-		"MINI_AGENT_SCRIPT":   "/tmp/t.jsonl",
-		"INPUT_UNKNOWN_INPUT": "x",
+		"INPUT_GITHUB-TOKEN":    "ghs_hyphenated_form_token",
+		"INPUT_API_KEY":         "sk-underscore-form",
+		"INPUT_MAX_STEPS":       " 12 ",
+		"INPUT_MAX-COST-USD":    "0.75",
+		"INPUT_TEST_COMMAND":    "make test",
+		"INPUT_MODE":            "Explain",
+		"INPUT_MAX_MINUTES":     "",
+		"GITHUB_TOKEN":          "ghs_ignored_when_the_input_is_set",
+		"INPUT_FAILURE_LOG":     "out/test.log",
+		"INPUT_CONFIG":          ".github/bot.yml",
+		"INPUT_PROVIDER":        "anthropic",
+		"INPUT_BASE-URL":        "https://llm.example.com/v1",
+		"INPUT_MODEL":           "claude-sonnet-4-5",
+		"INPUT_SCRIPT":          "",
+		"MINI_AGENT_SCRIPT":     "/tmp/t.jsonl",
+		"INPUT_UNKNOWN_INPUT":   "x",
+		"INPUT_CI_WAIT_MINUTES": "15",
 	}
 	var out bytes.Buffer
 	gha := githubactions.New(githubactions.WithGetenv(func(k string) string { return vars[k] }), githubactions.WithWriter(&out))
@@ -47,7 +48,7 @@ func TestReadInputs(t *testing.T) {
 	}
 	want := inputs{Token: "ghs_hyphenated_form_token", APIKey: "sk-underscore-form", MaxSteps: 12, MaxCostUSD: 0.75,
 		TestCommand: "make test", Mode: "Explain", FailureLog: "out/test.log", Config: ".github/bot.yml", Provider: "anthropic",
-		BaseURL: "https://llm.example.com/v1", Model: "claude-sonnet-4-5", Script: "/tmp/t.jsonl"}
+		BaseURL: "https://llm.example.com/v1", Model: "claude-sonnet-4-5", Script: "/tmp/t.jsonl", CIWaitMinutes: 15}
 	if in != want {
 		t.Errorf("inputs =\n%+v\nwant\n%+v", in, want)
 	}
@@ -61,6 +62,7 @@ func TestReadInputs(t *testing.T) {
 		{"INPUT_MAX_MINUTES": "200000000"}, // overflows a time.Duration into a negative timeout
 		{"INPUT_PRICE_IN": "1"}, {"INPUT_PRICE_OUT": "1"}, {"INPUT_PRICE_IN": "-1", "INPUT_PRICE_OUT": "1"},
 		{"INPUT_PRICE_IN": "1", "INPUT_PRICE_OUT": "NaN"}, {"INPUT_PRICE_IN": "cheap", "INPUT_PRICE_OUT": "1"},
+		{"INPUT_CI_WAIT_MINUTES": "-1"}, {"INPUT_CI_WAIT_MINUTES": "61"}, {"INPUT_CI_WAIT_MINUTES": "1.5"},
 	} {
 		gha := githubactions.New(githubactions.WithGetenv(func(k string) string { return bad[k] }), githubactions.WithWriter(&out))
 		if _, err := readInputs(gha); err == nil {

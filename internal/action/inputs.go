@@ -14,7 +14,10 @@ import (
 // INPUT_<NAME> with "-" as "_" (what a composite action's `env:` sets),
 // then with "-" kept (what the runner sets for JavaScript and Docker actions).
 var inputNames = []string{"github-token", "provider", "model", "base-url", "api-key", "test-command", "mode",
-	"failure-log", "max-steps", "max-minutes", "max-cost-usd", "price-in", "price-out", "config", "script"}
+	"failure-log", "max-steps", "max-minutes", "max-cost-usd", "price-in", "price-out", "config", "script", "ci-wait-minutes"}
+
+// maxCIWaitMinutes bounds the ci-wait-minutes input.
+const maxCIWaitMinutes = 60
 
 // secretInputEnv are the environment names that may hold the token or the
 // API key: scrubbed from the test command's environment and redacted.
@@ -24,7 +27,10 @@ var secretInputEnv = []string{"INPUT_GITHUB_TOKEN", "INPUT_GITHUB-TOKEN", "INPUT
 type inputs struct {
 	Token, Provider, Model, BaseURL, APIKey, TestCommand, Mode, FailureLog, Config, Script string
 	MaxSteps, MaxMinutes                                                                   int
-	MaxCostUSD                                                                             float64
+	// CIWaitMinutes bounds waiting for the CI run dispatched on a fix branch
+	// (0: do not wait).
+	CIWaitMinutes int
+	MaxCostUSD    float64
 	// PriceIn and PriceOut: USD per million tokens; nil when not given.
 	PriceIn, PriceOut *float64
 }
@@ -70,6 +76,13 @@ func readInputs(gha *githubactions.Action) (inputs, error) {
 	num("max-minutes", &in.MaxMinutes)
 	if in.MaxMinutes > config.MaxMinutes {
 		bad = append(bad, fmt.Sprintf("max-minutes=%d is more than %d", in.MaxMinutes, config.MaxMinutes))
+	}
+	if v := get("ci-wait-minutes"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 || n > maxCIWaitMinutes {
+			bad = append(bad, fmt.Sprintf("ci-wait-minutes=%q is not a whole number from 0 to %d", v, maxCIWaitMinutes))
+		}
+		in.CIWaitMinutes = n
 	}
 	if v := get("max-cost-usd"); v != "" {
 		f, err := strconv.ParseFloat(v, 64)

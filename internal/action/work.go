@@ -48,6 +48,9 @@ func (c *console) work(ctx context.Context, p *prepared) Result {
 	if err != nil {
 		return c.fail(ctx, p, err)
 	}
+	if job.Iterate {
+		c.iterateFromCI(ctx, p)
+	}
 	pl, err := c.plan(p, ws, tmp)
 	if err != nil {
 		return c.fail(ctx, p, err)
@@ -93,7 +96,11 @@ func (c *console) work(ctx context.Context, p *prepared) Result {
 		r.Outputs = files
 		return r
 	}
-	res, perr := publish.Publish(ctx, p.gh, publish.Request{Bundle: b, Job: job, Config: p.cfg.Config, Log: c.log(), Tracker: p.tracker})
+	wf := c.ciWorkflow(job)
+	res, perr := publish.Publish(ctx, p.gh, publish.Request{Bundle: b, Job: job, Config: p.cfg.Config, Log: c.log(), Tracker: p.tracker, CIWorkflow: wf})
+	if perr == nil {
+		c.proveCI(ctx, p, res, wf)
+	}
 	r := c.published(ctx, p, b, res, perr)
 	for k, v := range files {
 		r.Outputs = withOutput(r.Outputs, k, v)

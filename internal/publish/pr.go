@@ -52,7 +52,8 @@ func (p *publisher) propose(ctx context.Context, draft bool, why string) (*Resul
 		p.tracker = &Tracker{GH: p.gh, Owner: job.Owner, Repo: job.Repo, PR: open.Number}
 		return p.noFix(ctx, ActionNoFixFound, why, false)
 	}
-	st = state{Attempts: st.Attempts + 1, FailingSHA: b.BaseSHA}
+	// The follow-up cap (ci.go) counts per failure across attempts.
+	st = state{Attempts: st.Attempts + 1, FailingSHA: b.BaseSHA, CI: ciState{FailSig: st.CI.FailSig, FailSeen: st.CI.FailSeen}}
 
 	exists := open != nil
 	if !exists {
@@ -84,13 +85,15 @@ func (p *publisher) propose(ctx context.Context, draft bool, why string) (*Resul
 	if draft {
 		headline = "attempted fix, NOT validated (draft)"
 	}
-	body := report.Body(b, report.Options{CINote: CINote, Headline: headline})
+	body := report.Body(b, report.Options{Headline: headline})
 	if draft {
 		body = "> [!WARNING]\n> No validated fix: " + why + ". This draft shows what was tried.\n\n" + body
 	}
-	body += "\n" + st.marker() + "\n"
+	ci := p.initialCI(branch)
+	st.CI.Status, st.CI.Workflow = ci.Status, p.ciWorkflow
+	body += "\n" + ci.render() + "\n\n" + st.marker() + "\n"
 	title := p.title(draft)
-	res := &Result{Status: StatusOf(b.Status, !draft), Branch: branch, Commit: commit.SHA, Attempt: st.Attempts}
+	res := &Result{Status: StatusOf(b.Status, !draft), Branch: branch, Commit: commit.SHA, Attempt: st.Attempts, CIWorkflow: p.ciWorkflow}
 	if open != nil {
 		pr, err := p.gh.UpdatePR(ctx, job.Owner, job.Repo, open.Number, ghapi.PRUpdate{Title: &title, Body: &body})
 		if err != nil {
@@ -129,6 +132,16 @@ func (p *publisher) propose(ctx context.Context, draft bool, why string) (*Resul
 		}
 	}
 	return res, nil
+}
+
+// initialCI is the CI section a new commit starts with: pending when the
+// caller will dispatch the failing workflow (ProveCI), else why it cannot.
+func (p *publisher) initialCI(branch string) ciView {
+	if p.ciWorkflow != "" {
+		return ciView{Status: CIPending, Branch: branch}
+	}
+	why, how := unknownWorkflow()
+	return ciView{Status: CIOff, Branch: branch, Why: why, HowTo: how}
 }
 
 // existingPR returns the open PR of branch, updated with title and body,

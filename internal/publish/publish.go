@@ -85,6 +85,7 @@ type GitHub interface {
 	CommitFiles(ctx context.Context, owner, repo string, req ghapi.CommitRequest) (*ghapi.CommitResult, error)
 	BranchHead(ctx context.Context, owner, repo, branch string) (string, error)
 	PRsForBranch(ctx context.Context, owner, repo, headOwner, branch, state string) ([]*ghapi.PR, error)
+	PullRequest(ctx context.Context, owner, repo string, number int) (*ghapi.PR, error)
 	CreatePR(ctx context.Context, owner, repo string, np ghapi.NewPR) (*ghapi.PR, error)
 	UpdatePR(ctx context.Context, owner, repo string, number int, u ghapi.PRUpdate) (*ghapi.PR, error)
 	RequestReviewers(ctx context.Context, owner, repo string, number int, users, teams []string) error
@@ -102,6 +103,10 @@ type Request struct {
 	// Tracker is the job's tracking comment, shared with the caller's own
 	// replies; nil makes one for the job's PR.
 	Tracker *Tracker
+	// CIWorkflow is the failing workflow (ID or file name) the caller will
+	// dispatch on a proposal's branch with ProveCI; "" when it will not,
+	// and the PR's CI section says why.
+	CIWorkflow string
 }
 
 // Result is what publishing did.
@@ -120,6 +125,9 @@ type Result struct {
 	CommentURL string
 	Size       Size
 	Attempt    int
+	// CIWorkflow is the workflow to dispatch on Branch (ProveCI), "" when
+	// none is known.
+	CIWorkflow string
 }
 
 type publisher struct {
@@ -129,6 +137,8 @@ type publisher struct {
 	cfg     *config.Config
 	log     io.Writer
 	tracker *Tracker
+	// ciWorkflow: Request.CIWorkflow.
+	ciWorkflow string
 }
 
 // Publish writes the bundle to GitHub as the job's write policy allows. A
@@ -140,7 +150,7 @@ func Publish(ctx context.Context, gh GitHub, req Request) (*Result, error) {
 	if b == nil || job == nil || cfg == nil {
 		return nil, errors.New("publish: bundle, job and config are required")
 	}
-	p := &publisher{gh: gh, b: b, job: job, cfg: cfg, log: req.Log, tracker: req.Tracker}
+	p := &publisher{gh: gh, b: b, job: job, cfg: cfg, log: req.Log, tracker: req.Tracker, ciWorkflow: req.CIWorkflow}
 	if p.tracker == nil {
 		p.tracker = &Tracker{GH: gh, Owner: job.Owner, Repo: job.Repo, PR: job.PR}
 	}
@@ -178,6 +188,8 @@ func Publish(ctx context.Context, gh GitHub, req Request) (*Result, error) {
 		res, err = p.noFix(ctx, ActionNoFixFound, whyStopped(b), true)
 	case job.Write == route.WriteComment:
 		res, err = p.commentFix(ctx)
+	case job.Write == route.WritePush && job.Iterate:
+		res, err = p.iterate(ctx)
 	case job.Write == route.WritePush:
 		res, err = p.push(ctx)
 	case job.Write == route.WritePropose:

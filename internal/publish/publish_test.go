@@ -54,7 +54,7 @@ func TestProposeNewPRThenRerunUpdatesIt(t *testing.T) {
 	}
 	contains(t, "PR body", pr.Body, "Parse handles empty input.", "callers never pass nil", "Step trace", "read_file",
 		"full test command", "GITHUB_TOKEN", "<!-- mini-agent:signature=3f2a9c1b7e6d5a4c -->",
-		"<!-- mini-agent:state attempts=1 failing-sha="+f.head+" -->")
+		"<!-- mini-agent:state attempts=1 failing-sha="+f.head+" ci=off -->")
 	contains(t, "PR title", pr.Title, "hello.TestParseEmpty", "feature/parser")
 	if got := f.s.Reviewers(repo, 8); strings.Join(got, ",") != "alice,team:core" {
 		t.Errorf("reviewers = %v", got)

@@ -22,9 +22,11 @@ const maxPayloadBytes = 25 << 20
 const (
 	kindRun         = "workflow_run"
 	kindDispatchRun = "dispatch-run"
-	kindPR          = "pr"     // a PR fetched by number (comment command, dispatch)
-	kindInJobPR     = "in-job" // pull_request, the PR is in the payload
-	kindBranch      = "branch" // push, or dispatch without a target
+	kindPR          = "pr"        // a PR fetched by number (comment command, dispatch)
+	kindInJobPR     = "in-job"    // pull_request, the PR is in the payload
+	kindBranch      = "branch"    // push, or dispatch without a target
+	kindFollowUp    = "follow-up" // a run completed on mini-agent's own branch
+	kindRefresh     = "refresh"   // a scheduled run: CI sections only
 )
 
 // Trigger is an event that passed the payload checks. Authorize and Resolve
@@ -41,6 +43,8 @@ type Trigger struct {
 
 	// workflow run
 	runID            int64
+	workflowID       int64
+	conclusion       string
 	runURL, workflow string
 	headSHA, branch  string
 	headRepo         string
@@ -70,6 +74,7 @@ type payload struct {
 	} `json:"repository"`
 	WorkflowRun *struct {
 		ID             int64     `json:"id"`
+		WorkflowID     int64     `json:"workflow_id"`
 		Name           string    `json:"name"`
 		HeadBranch     string    `json:"head_branch"`
 		HeadSHA        string    `json:"head_sha"`
@@ -182,12 +187,16 @@ func Parse(ev Event) (*Trigger, Decision, error) {
 		d, err = t.parsePush(&p, ev)
 	case "pull_request":
 		d, err = t.parsePullRequest(&p)
+	case "schedule":
+		// Nothing to fix: a scheduled run refreshes the CI sections of
+		// mini-agent's open PRs (GitHub may not deliver their completions).
+		t.kind, t.describe = kindRefresh, "scheduled run: refresh the CI of mini-agent's open pull requests"
 	case "pull_request_target":
 		return nil, skip(0, "pull_request_target is not supported: it would run the PR's code with a write token; use the workflow_run fixer (see the README)"), nil
 	case "":
 		return nil, Decision{}, fmt.Errorf("%w: GITHUB_EVENT_NAME is empty", ErrEvent)
 	default:
-		return nil, skip(0, "event %q is not one mini-agent handles (workflow_run, issue_comment, workflow_dispatch, push, pull_request)", ev.Name), nil
+		return nil, skip(0, "event %q is not one mini-agent handles (workflow_run, issue_comment, workflow_dispatch, push, pull_request, schedule)", ev.Name), nil
 	}
 	if err != nil || d.Reason != "" {
 		return nil, d, err
@@ -213,10 +222,22 @@ func (t *Trigger) parseRun(p *payload) (Decision, error) {
 	if p.Action != "completed" {
 		return skip(0, "workflow run %d is %s, not completed", r.ID, orDash(p.Action)), nil
 	}
+	if head := knownHeadRepo(r.HeadRepository); strings.HasPrefix(r.HeadBranch, config.DefaultBranchPrefix) &&
+		strings.EqualFold(head, t.owner+"/"+t.repo) {
+		// CI on mini-agent's own branch (a run it dispatched): the PR it
+		// belongs to is updated; never a fix of mini-agent's own branch.
+		if r.Conclusion == "" {
+			return skip(0, "workflow run %d on %s completed without a conclusion", r.ID, r.HeadBranch), nil
+		}
+		t.kind, t.runID, t.runURL, t.workflow, t.workflowID = kindFollowUp, r.ID, r.HTMLURL, r.Name, r.WorkflowID
+		t.headSHA, t.branch, t.headRepo, t.conclusion = r.HeadSHA, r.HeadBranch, head, r.Conclusion
+		t.describe = fmt.Sprintf("workflow %q run %d %s on mini-agent's branch %s", r.Name, r.ID, r.Conclusion, r.HeadBranch)
+		return Decision{}, nil
+	}
 	if d := conclusionSkip(r.ID, r.Conclusion); d.Reason != "" {
 		return d, nil
 	}
-	t.kind, t.runID, t.runURL, t.workflow = kindRun, r.ID, r.HTMLURL, r.Name
+	t.kind, t.runID, t.runURL, t.workflow, t.workflowID = kindRun, r.ID, r.HTMLURL, r.Name, r.WorkflowID
 	t.headSHA, t.branch, t.headRepo = r.HeadSHA, r.HeadBranch, knownHeadRepo(r.HeadRepository)
 	for _, pr := range r.PullRequests {
 		t.prNumbers = append(t.prNumbers, pr.Number)

@@ -22,6 +22,12 @@ func (t *Trigger) Authorize(cfg *config.Config) string {
 			return fmt.Sprintf("commenter %s has association %s; the policy allows %s", c.login, c.association, strings.Join(cfg.Associations, ", "))
 		}
 	}
+	if t.kind == kindFollowUp {
+		if !strings.HasPrefix(t.branch, cfg.BranchPrefix) {
+			return fmt.Sprintf("branch %s does not have the policy's branch prefix %s: not mini-agent's branch", t.branch, cfg.BranchPrefix)
+		}
+		return ""
+	}
 	if t.branch != "" && strings.HasPrefix(t.branch, cfg.BranchPrefix) {
 		return loopGuard(t.branch, cfg.BranchPrefix, "").Reason
 	}
@@ -39,10 +45,18 @@ func (t *Trigger) isFork() bool {
 // jobs, the PR and its labels) and applies the label policy.
 func (t *Trigger) Resolve(ctx context.Context, gh GitHub, cfg *config.Config) (Decision, error) {
 	job := &Job{Owner: t.owner, Repo: t.repo, Source: t.source, FailureLog: t.failureLog, RunID: t.runID,
-		RunURL: t.runURL, Workflow: t.workflow, HeadSHA: t.headSHA, Branch: t.branch, HeadRepo: t.headRepo,
+		WorkflowID: t.workflowID, RunURL: t.runURL, Workflow: t.workflow, HeadSHA: t.headSHA, Branch: t.branch, HeadRepo: t.headRepo,
 		Instructions: t.instructions, Help: t.help, UnknownVerb: t.unknownVerb, Trigger: t.describe}
 	if c := t.comment; c != nil {
 		job.CommentID, job.Commenter = c.id, c.login
+	}
+	if t.kind == kindFollowUp {
+		return t.followUp(ctx, gh, cfg, job)
+	}
+	if t.kind == kindRefresh {
+		job.Refresh, job.Mode, job.Write = true, agent.ModeExplain, WriteNone
+		job.Reason = "scheduled run: only the CI sections of mini-agent's open pull requests are refreshed"
+		return Decision{Job: job, Reason: job.Reason, Stage: 1}, nil
 	}
 	var pr *ghapi.PR
 	var err error
@@ -61,6 +75,7 @@ func (t *Trigger) Resolve(ctx context.Context, gh GitHub, cfg *config.Config) (D
 			headRepo = deletedFork
 		}
 		job.RunURL, job.Workflow, job.HeadSHA, job.Branch, job.HeadRepo = run.HTMLURL, run.Name, run.HeadSHA, run.HeadBranch, headRepo
+		job.WorkflowID = run.WorkflowID
 		job.Trigger = fmt.Sprintf("dispatch for workflow %q run %d on %s", run.Name, run.ID, run.HeadBranch)
 		t.branch, t.headRepo, t.prNumbers = run.HeadBranch, headRepo, run.PullRequests
 		if why := t.Authorize(cfg); why != "" {
@@ -90,6 +105,9 @@ func (t *Trigger) Resolve(ctx context.Context, gh GitHub, cfg *config.Config) (D
 		t.branch, t.headRepo = pr.HeadRef, pr.HeadRepo
 		if pr.HeadRepo == "" {
 			t.headRepo = deletedFork
+		}
+		if t.comment != nil && !t.help && t.mode == agent.ModeFix && t.ownPR(pr, cfg) {
+			return t.iterate(ctx, gh, cfg, job, pr)
 		}
 		if why := t.Authorize(cfg); why != "" {
 			// The commenter was authorized before the PR was read: a

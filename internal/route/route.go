@@ -93,6 +93,8 @@ type Job struct {
 	RunID      int64
 	RunURL     string
 	Workflow   string
+	// WorkflowID is the failing run's workflow (0 when not known).
+	WorkflowID int64
 	// FailedJobs are the run's failed jobs (SourceRun).
 	FailedJobs []ghapi.Job
 
@@ -101,6 +103,17 @@ type Job struct {
 	// CommentID is the command comment (for the reaction), 0 otherwise.
 	CommentID int64
 	Commenter string
+	// FollowUp: a run (RunID) completed with Conclusion on mini-agent's
+	// branch; the PR's CI section is updated and no agent runs.
+	FollowUp   bool
+	Conclusion string
+	// Refresh: a scheduled run; only the CI sections of mini-agent's open
+	// PRs are refreshed, no agent runs.
+	Refresh bool
+	// Iterate: a fix command on mini-agent's own PR (Write is push); the
+	// Instructions carry the PR's allowed unresolved review comments.
+	Iterate bool
+
 	// Help asks for the help reply instead of a run.
 	Help        bool
 	UnknownVerb string
@@ -135,6 +148,7 @@ type GitHub interface {
 	Labels(ctx context.Context, owner, repo string, number int) ([]string, error)
 	WorkflowRun(ctx context.Context, owner, repo string, id int64) (*ghapi.Run, error)
 	FailedJobs(ctx context.Context, owner, repo string, runID int64) ([]ghapi.Job, error)
+	UnresolvedReviewComments(ctx context.Context, owner, repo string, number int) ([]ghapi.ReviewComment, error)
 }
 
 // Router routes events. LoadConfig is called at most once, only for events

@@ -140,8 +140,8 @@ func TestRouteEvents(t *testing.T) {
 		{name: "run failure", event: "workflow_run", fixture: "workflow_run_failure.json",
 			wantStage: 2, wantMode: agent.ModeFix, wantWrite: route.WritePropose, wantSource: route.SourceRun,
 			check: func(t *testing.T, j *route.Job) {
-				wantFields(t, j, &route.Job{RunID: runID, PR: 7, Branch: "feature/parser", Workflow: "CI", DefaultBranch: "main"},
-					"RunID", "PR", "Branch", "Workflow", "DefaultBranch")
+				wantFields(t, j, &route.Job{RunID: runID, PR: 7, Branch: "feature/parser", Workflow: "CI", WorkflowID: 159038, DefaultBranch: "main"},
+					"RunID", "PR", "Branch", "Workflow", "WorkflowID", "DefaultBranch")
 				if len(j.FailedJobs) != 1 || !strings.Contains(j.RunURL, "/actions/runs/30433642") {
 					t.Errorf("job = %+v", j)
 				}
@@ -151,7 +151,9 @@ func TestRouteEvents(t *testing.T) {
 		{name: "run startup failure", event: "workflow_run", fixture: "workflow_run_startup_failure.json", wantSkip: "startup_failure"},
 		{name: "run awaiting approval", event: "workflow_run", fixture: "workflow_run_action_required.json", wantSkip: "action_required"},
 		{name: "run success", event: "workflow_run", fixture: "workflow_run_success.json", wantSkip: "concluded success"},
-		{name: "run on own branch", event: "workflow_run", fixture: "workflow_run_own_branch.json", wantSkip: "loop guard"},
+		// A run on mini-agent's own branch is a follow-up (its PR is updated),
+		// never a fix; without an open PR there is nothing to update.
+		{name: "run on own branch", event: "workflow_run", fixture: "workflow_run_own_branch.json", wantSkip: "no open pull request", wantStage: 2},
 		{name: "run on own commit", event: "workflow_run", fixture: "workflow_run_own_commit.json", wantSkip: "loop guard"},
 		{name: "run on custom prefix", event: "workflow_run", fixture: "workflow_run_failure.json",
 			setup: setup{policy: "branch-prefix: feature/\n"}, wantSkip: "loop guard", wantStage: 1},
