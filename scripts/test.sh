@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The whole test suite: unit and end-to-end tests (including the real
 # action.yml run in nektos/act), the concurrent packages under the race
-# detector, then short fixed-time fuzz runs of the patch engine, the search
+# detector, then short fixed-count fuzz runs of the patch engine, the search
 # matcher, the failure extractor (error-word scan, line reader, ANSI stripping,
 # go test -json decoder, deferred reading) and the diff anti-pattern checks.
 # Never pass -short here: it skips the slow end-to-end tests, which this
@@ -32,11 +32,15 @@ go test -count=1 $(go list ./... | grep -v -e '/internal/actiontest$' -e '/eval$
 go test -count=1 -timeout 30m "${slow[@]}"
 # The concurrent parts again under the race detector.
 go test -race -count=1 -timeout 20m ./agent/... ./tools/ ./internal/proc/ ./internal/snapshot/ ./internal/pipeline/ ./ghapi/...
-go test -run '^$' -fuzz '^FuzzApply$' -fuzztime 20s -fuzzminimizetime 3s ./internal/patch
-go test -run '^$' -fuzz '^FuzzSearchMatcher$' -fuzztime 20s -fuzzminimizetime 3s ./tools
-go test -run '^$' -fuzz '^FuzzLooksLikeError$' -fuzztime 20s -fuzzminimizetime 3s ./internal/failure
-go test -run '^$' -fuzz '^FuzzLineReader$' -fuzztime 10s -fuzzminimizetime 3s ./internal/failure
-go test -run '^$' -fuzz '^FuzzStripANSI$' -fuzztime 10s -fuzzminimizetime 3s ./internal/failure
-go test -run '^$' -fuzz '^FuzzEventDecoder$' -fuzztime 10s -fuzzminimizetime 3s ./internal/failure
-go test -run '^$' -fuzz '^FuzzDeferredReading$' -fuzztime 20s -fuzzminimizetime 3s ./internal/failure
-go test -run '^$' -fuzz '^FuzzDiffcheck$' -fuzztime 10s -fuzzminimizetime 3s ./internal/diffcheck
+# Fuzz budgets are execution counts, not durations: a duration -fuzztime
+# can fail with a bare "context deadline exceeded" on a loaded machine (a
+# race in Go's fuzz coordinator, golang/go#75804, fixed in Go 1.27; no
+# crasher is involved). Each count is ~10-20 s here on two loaded cores.
+go test -run '^$' -fuzz '^FuzzApply$' -fuzztime 200000x -fuzzminimizetime 3s ./internal/patch
+go test -run '^$' -fuzz '^FuzzSearchMatcher$' -fuzztime 150000x -fuzzminimizetime 3s ./tools
+go test -run '^$' -fuzz '^FuzzLooksLikeError$' -fuzztime 300000x -fuzzminimizetime 3s ./internal/failure
+go test -run '^$' -fuzz '^FuzzLineReader$' -fuzztime 1000x -fuzzminimizetime 3s ./internal/failure
+go test -run '^$' -fuzz '^FuzzStripANSI$' -fuzztime 200000x -fuzzminimizetime 3s ./internal/failure
+go test -run '^$' -fuzz '^FuzzEventDecoder$' -fuzztime 200000x -fuzzminimizetime 3s ./internal/failure
+go test -run '^$' -fuzz '^FuzzDeferredReading$' -fuzztime 2000x -fuzzminimizetime 3s ./internal/failure
+go test -run '^$' -fuzz '^FuzzDiffcheck$' -fuzztime 150000x -fuzzminimizetime 3s ./internal/diffcheck
