@@ -18,6 +18,8 @@ const (
 	branchRunID = 4300
 	// command is the maintainer's comment on the pull request.
 	command = "/mini-agent fix please also handle zero quantities in the doc"
+	// modelKey is the fake model's API key (a secret of the workflow).
+	modelKey = "sk-actiontest-model-key-0123456789"
 )
 
 // issueCommentEvent is the payload GitHub sends for a new comment on pull
@@ -65,19 +67,17 @@ func TestActionInActComment(t *testing.T) {
 		t.Skip("slow end-to-end test; run without -short (scripts/test.sh does)")
 	}
 	t.Parallel()
-	f := newActFixture(t, "comment.yml", "")
-	stub, err := filepath.Abs(filepath.Join("testdata", "checkout"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	f.actArgs = []string{"--local-repository", "actions/checkout@v4=" + stub}
 	script, err := os.ReadFile(filepath.Join("testdata", "comment_trajectory.jsonl"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(f.script, script, 0o644); err != nil {
+	model := newFakeModel(t, modelKey, script)
+	f := newActFixture(t, "comment.yml", "defaults:\n  model: gpt-4.1-mini\n  base-url: "+model.URL+"\n")
+	stub, err := filepath.Abs(filepath.Join("testdata", "checkout"))
+	if err != nil {
 		t.Fatal(err)
 	}
+	f.actArgs = []string{"--local-repository", "actions/checkout@v4=" + stub, "-s", "OPENAI_API_KEY=" + modelKey}
 	ciLog := failingLog(t, f.ws) // CI's view of the failure, before the first fix
 
 	// mini-agent's first attempt: the fix on its branch, the PR's head. The
@@ -189,5 +189,26 @@ func TestActionInActComment(t *testing.T) {
 	}
 	if !strings.Contains(comments[1].Body, "Pushed a validated fix on this PR: "+head) {
 		t.Errorf("the tracking comment does not report the commit %s:\n%s", head, comments[1].Body)
+	}
+
+	// What the model was sent: the command's instructions and the member's
+	// review comment, never the outsider's; the key only as the header.
+	reqs := model.Requests()
+	if len(reqs) != 4 {
+		t.Fatalf("%d model requests, want the trajectory's 4", len(reqs))
+	}
+	first := string(reqs[0])
+	for _, want := range []string{"please also handle zero quantities in the doc", "say what a zero quantity does", "@alice"} {
+		if !strings.Contains(first, want) {
+			t.Errorf("the model's first request lacks %q:\n%s", want, first)
+		}
+	}
+	for i, req := range reqs {
+		if strings.Contains(string(req), "OUTSIDER") || strings.Contains(string(req), "mallory") {
+			t.Errorf("model request %d carries the outsider's review comment", i+1)
+		}
+		if strings.Contains(string(req), modelKey) || strings.Contains(string(req), fakeToken) {
+			t.Errorf("model request %d carries a secret in its body", i+1)
+		}
 	}
 }
