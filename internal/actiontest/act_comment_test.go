@@ -61,7 +61,9 @@ func issueCommentEvent(t *testing.T, pr int, commentID int64, login, association
 // branch, two unresolved review comments, one from an outsider) continues
 // on the PR's branch: one new commit on top of the first fix through the
 // Git Data API, no new PR, the body's report and attempts changelog
-// updated, and only the member's review comment passed on.
+// updated, and only the member's review comment passed on to the model (a
+// fake OpenAI-compatible endpoint the policy file names, which records what
+// it was sent). An outsider's command never starts the job.
 func TestActionInActComment(t *testing.T) {
 	if testing.Short() {
 		t.Skip("slow end-to-end test; run without -short (scripts/test.sh does)")
