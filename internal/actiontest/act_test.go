@@ -127,6 +127,10 @@ type actFixture struct {
 	act, ws, workflow, actionDir, apiURL, script string
 	rel                                          *releaseHost
 	gh                                           *ghtest.Server
+	// proxy maps the checkout's commits to the fake's (Alias).
+	proxy *shaproxy.Proxy
+	// actArgs are more arguments for act (e.g. --local-repository).
+	actArgs []string
 	// local is the checkout's commit, which the fake knows as head.
 	local, head string
 }
@@ -145,9 +149,9 @@ func newActFixture(t *testing.T, workflowName, policy string) *actFixture {
 	}
 	f.head = f.gh.AddRepo(fixtureRepo, "main", files)
 	f.local = git(t, f.ws, "rev-parse", "HEAD")
-	proxy := shaproxy.New(t, f.gh.URL)
-	proxy.Alias(f.local, f.head)
-	f.apiURL = strings.TrimSuffix(proxy.URL, "/")
+	f.proxy = shaproxy.New(t, f.gh.URL)
+	f.proxy.Alias(f.local, f.head)
+	f.apiURL = strings.TrimSuffix(f.proxy.URL, "/")
 	f.script = filepath.Join(t.TempDir(), "trajectory.jsonl")
 	if err := os.WriteFile(f.script, demo.Trajectory, 0o644); err != nil {
 		t.Fatal(err)
@@ -212,6 +216,9 @@ type actRun struct {
 	err     error
 	log     string
 	outputs map[string]string
+	// outputsFile is where the workflow wrote the outputs (and next to
+	// it, with a suffix, any files it copied out).
+	outputsFile string
 }
 
 // run runs the fixture's workflow in act for event (name and payload), in
@@ -225,20 +232,21 @@ func (f *actFixture) run(t *testing.T, event string, payload []byte) actRun {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), actTimeout)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, f.act, event,
-		"-W", ".github/workflows/"+f.workflow,
+	args := append([]string{event,
+		"-W", ".github/workflows/" + f.workflow,
 		"-e", eventFile,
 		"-P", "ubuntu-latest=-self-hosted",
-		"--local-repository", "org/mini-agent@v1="+f.actionDir,
+		"--local-repository", "org/mini-agent@v1=" + f.actionDir,
 		"--action-offline-mode",
 		"--action-cache-path", filepath.Join(tmp, "act-cache"),
 		"--no-cache-server",
-		"--env", "GITHUB_API_URL="+f.apiURL,
-		"--env", "GITHUB_SERVER_URL="+f.rel.URL,
-		"--env", "MINI_AGENT_SCRIPT="+f.script,
-		"--env", "OUTPUTS_FILE="+outputs,
-		"-s", "GITHUB_TOKEN="+fakeToken,
-	)
+		"--env", "GITHUB_API_URL=" + f.apiURL,
+		"--env", "GITHUB_SERVER_URL=" + f.rel.URL,
+		"--env", "MINI_AGENT_SCRIPT=" + f.script,
+		"--env", "OUTPUTS_FILE=" + outputs,
+		"-s", "GITHUB_TOKEN=" + fakeToken,
+	}, f.actArgs...)
+	cmd := exec.CommandContext(ctx, f.act, args...)
 	cmd.Dir = f.ws
 	// act runs the steps as its children: on a timeout, kill them all.
 	killGroupOnCancel(cmd)
@@ -263,7 +271,7 @@ func (f *actFixture) run(t *testing.T, event string, payload []byte) actRun {
 	var log bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &log, &log
 	start := time.Now()
-	res := actRun{err: cmd.Run(), log: log.String(), outputs: map[string]string{}}
+	res := actRun{err: cmd.Run(), log: log.String(), outputs: map[string]string{}, outputsFile: outputs}
 	t.Logf("act %s (%s): %v", event, f.workflow, time.Since(start).Round(time.Millisecond))
 	if os.Getenv("ACTIONTEST_VERBOSE") != "" {
 		t.Log(res.log)

@@ -110,6 +110,30 @@ func TestLintWorkflows(t *testing.T) {
 	}
 }
 
+// TestLintTestdataWorkflows lints the act tests' workflows with
+// actionlint, with org/mini-agent@v1 pointed at the checkout's action.yml so
+// every `with:` key is checked against its inputs.
+func TestLintTestdataWorkflows(t *testing.T) {
+	t.Parallel()
+	root := repoRoot(t)
+	files, err := filepathGlob(root, "internal/actiontest/testdata/workflows/*.yml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(files) < 3 {
+		t.Fatalf("found only %v", files)
+	}
+	for _, f := range files {
+		text := readRepoFile(t, f)
+		if !ownAction.MatchString(text) {
+			t.Errorf("%s does not use org/mini-agent@v1", f)
+		}
+		if errs := lint(t, f, localAction(text)); len(errs) > 0 {
+			t.Errorf("actionlint:\n%s", strings.Join(errs, "\n"))
+		}
+	}
+}
+
 // TestLintActionMetadata lints action.yml through a workflow that uses it
 // with every input: actionlint checks a local action's metadata (branding
 // icon and colour, inputs) where a workflow uses it.

@@ -147,7 +147,7 @@ var (
 	// specInputs are issue 5's inputs, plus `script` (the script provider's
 	// trajectory, which `mini-agent action` reads too).
 	specInputs = []string{"github-token", "provider", "model", "base-url", "api-key", "test-command",
-		"mode", "failure-log", "max-steps", "max-minutes", "max-cost-usd", "price-in", "price-out", "config", "script"}
+		"mode", "failure-log", "max-steps", "max-minutes", "max-cost-usd", "price-in", "price-out", "config", "script", "ci-wait-minutes"}
 	specOutputs = []string{"status", "pr-url", "branch", "bundle", "trace", "steps", "tokens", "cost-usd"}
 )
 
