@@ -121,7 +121,10 @@ type plan struct {
 func (c *console) plan(p *prepared, ws, tmp string) (plan, error) {
 	in, d := p.in, p.cfg.Defaults
 	job := pipeline.Job{Mode: p.job.Mode, Workdir: ws, FailureLog: p.job.FailureLog, Instructions: p.job.Instructions,
-		TestCommand: first(in.TestCommand, d.TestCommand), Protected: p.cfg.ProtectedPaths(), SecretNames: secretInputEnv,
+		// On mini-agent's own PR a person's command asks for a change even
+		// when the tests pass (a review comment, not a red build).
+		ChangeRequested: p.job.Iterate,
+		TestCommand:     first(in.TestCommand, d.TestCommand), Protected: p.cfg.ProtectedPaths(), SecretNames: secretInputEnv,
 		TestEnv: p.cfg.TestEnv, TestWritable: p.cfg.TestWritable, TestTimeout: 10 * time.Minute, Version: c.env.Version,
 		TracePath: filepath.Join(tmp, "trace.jsonl"), BundlePath: filepath.Join(tmp, "bundle.json")}
 	environ := proc.WithoutCommandFiles(c.env.environ())

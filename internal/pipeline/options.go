@@ -26,6 +26,11 @@ type Job struct {
 	// extracted on its own and identical failures are merged with a count.
 	FailureLogs  []string
 	Instructions string
+	// ChangeRequested: a person asked for a change (a review iteration on
+	// mini-agent's own PR), so a passing test command does not end the run
+	// as nothing to fix; the model makes the change and the harness
+	// validates the full test command as usual.
+	ChangeRequested bool
 
 	Limits      agent.Limits
 	TestTimeout time.Duration

@@ -61,7 +61,8 @@ func Run(ctx context.Context, job Job, deps Deps) (*Outcome, error) {
 		}
 		return nil, err
 	}
-	if initial != nil && initial.Passed && r.Mode == agent.ModeFix {
+	passing := initial != nil && initial.Passed
+	if passing && r.Mode == agent.ModeFix && !r.ChangeRequested {
 		s.b.Validation = append(s.b.Validation, *initial)
 		s.b.Report = agent.Report{Summary: "The test command passes: nothing to fix."}
 		return s.finish(bundle.StatusNothingToFix)
@@ -70,6 +71,7 @@ func Run(ctx context.Context, job Job, deps Deps) (*Outcome, error) {
 	s.b.Failure = s.redact(fc.Render(failure.DefaultBudget))
 
 	// 2. The loop.
+	s.passing = passing
 	res, err := s.loop(ctx)
 	if err != nil {
 		return nil, err
@@ -137,6 +139,7 @@ func fixStatus(res *agent.RunResult, b *bundle.Bundle) bundle.Status {
 // session is a started run: the workspace, its test runner and guards, and
 // the bundle being filled in.
 type session struct {
+	passing   bool // the initial run passed: a requested change, not a fix
 	r         *runner
 	ws        *tools.Workspace
 	runTest   *tools.RunTest
@@ -228,7 +231,7 @@ func (s *session) loop(ctx context.Context) (*agent.RunResult, error) {
 		ModelName: r.Model.Name, Cost: r.Model.Cost, Redact: s.redact,
 		System: agent.Instructions(agent.InstructionOptions{Mode: r.Mode, AgentsMD: readAgentsMD(s.ws), Extra: r.Instructions}),
 	}
-	res, err := ag.Run(ctx, goal(r.Job, b.Failure))
+	res, err := ag.Run(ctx, goal(r.Job, b.Failure, s.passing))
 	if err != nil {
 		return res, err
 	}
@@ -310,11 +313,16 @@ func (s *session) finish(status bundle.Status) (*Outcome, error) {
 }
 
 // goal is the user message: the job and the failure, as data.
-func goal(job Job, failureText string) string {
+func goal(job Job, failureText string, passing bool) string {
 	var w strings.Builder
-	if job.Mode == agent.ModeExplain {
+	switch {
+	case job.Mode == agent.ModeExplain:
 		w.WriteString("Explain why the test command fails. Do not change files.\n\n")
-	} else {
+	case passing:
+		// A requested change (a review iteration) on a passing suite.
+		fmt.Fprintf(&w, "The test command passes. Make the change the instructions ask for, and keep every test passing.\n\nTest command: %s\n", job.TestCommand)
+		return w.String()
+	default:
 		w.WriteString("Fix the failing tests.\n\n")
 	}
 	fmt.Fprintf(&w, "Test command: %s\n\n", job.TestCommand)
