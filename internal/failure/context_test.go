@@ -115,40 +115,6 @@ func TestMergeAndSignature(t *testing.T) {
 	}
 }
 
-func TestGoTestJSONArgs(t *testing.T) {
-	t.Parallel()
-	tests := []struct {
-		in   string
-		want string
-		ok   bool
-	}{
-		{"go test ./...", "go test -json ./...", true},
-		{"/usr/local/go/bin/go test -race -run TestX ./pkg", "/usr/local/go/bin/go test -json -race -run TestX ./pkg", true},
-		{"go test -json ./...", "go test -json ./...", true},
-		{"go test -v ./...", "go test -json -v ./...", true},
-		{"go test -v=test2json ./...", "", false},
-		{"go test -json=false ./...", "", false},
-		{"go test -bench . ./...", "", false},
-		{"go test -c -o x.test ./pkg", "", false},
-		{"go test -list . ./pkg", "", false},
-		{"go test ./pkg -args -test.bench=.", "", false},
-		{"go vet ./...", "", false},
-		{"make test", "", false},
-		{"go", "", false},
-	}
-	for _, tc := range tests {
-		got, ok := GoTestJSONArgs(strings.Fields(tc.in))
-		if ok != tc.ok || strings.Join(got, " ") != tc.want {
-			t.Errorf("GoTestJSONArgs(%q) = %q, %v; want %q, %v", tc.in, strings.Join(got, " "), ok, tc.want, tc.ok)
-		}
-	}
-	in := []string{"go", "test", "./..."}
-	GoTestJSONArgs(in)
-	if strings.Join(in, " ") != "go test ./..." {
-		t.Errorf("argv modified: %v", in)
-	}
-}
-
 func TestLocationsRelativeToWorkspace(t *testing.T) {
 	t.Parallel()
 	ws := t.TempDir()

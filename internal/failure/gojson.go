@@ -2,7 +2,6 @@ package failure
 
 import (
 	"encoding/json"
-	"path/filepath"
 	"sort"
 	"strings"
 )
@@ -234,46 +233,6 @@ func (j *goJSON) finish() {
 	for _, k := range inOrder(j.pkgs) {
 		j.endPackage(k, j.pkgs[k], false)
 	}
-}
-
-// GoTestJSONArgs returns argv with -json added when argv is a plain
-// `go test` command whose meaning does not change by it, so that its
-// output can be read as the go test -json event stream. It returns
-// (argv copy, true) when the command already asks for -json, and
-// (nil, false) when -json cannot be added: not `go test`, or a flag that
-// conflicts (-c, -bench, -fuzz, -list, -n, -o, -v=test2json, also when
-// passed to the test binary after -args).
-func GoTestJSONArgs(argv []string) ([]string, bool) {
-	if len(argv) < 2 || filepath.Base(argv[0]) != "go" && filepath.Base(argv[0]) != "go.exe" || argv[1] != "test" {
-		return nil, false
-	}
-	has := false
-	for _, a := range argv[2:] {
-		if !strings.HasPrefix(a, "-") {
-			continue
-		}
-		name, val, _ := strings.Cut(strings.TrimLeft(a, "-"), "=")
-		switch name {
-		case "json":
-			if val == "" || val == "true" {
-				has = true
-				continue
-			}
-			return nil, false
-		case "c", "o", "n", "bench", "test.bench", "fuzz", "test.fuzz", "list", "test.list", "benchmem", "test.benchmem":
-			return nil, false
-		case "v", "test.v":
-			if val != "" && val != "true" {
-				return nil, false
-			}
-		}
-	}
-	out := make([]string, 0, len(argv)+1)
-	out = append(out, argv[:2]...)
-	if !has {
-		out = append(out, "-json")
-	}
-	return append(out, argv[2:]...), true
 }
 
 func (j *goJSON) trigger() trigger { return trigger{lead: "{"} }
