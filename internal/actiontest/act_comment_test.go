@@ -2,6 +2,7 @@ package actiontest
 
 import (
 	"encoding/json"
+	"github.com/org/mini-agent/internal/fakellm"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -73,8 +74,12 @@ func TestActionInActComment(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	model := newFakeModel(t, modelKey, script)
-	f := newActFixture(t, "comment.yml", "defaults:\n  model: gpt-4.1-mini\n  base-url: "+model.URL+"\n")
+	model, err := fakellm.New(script)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(model.Close)
+	f := newActFixture(t, "comment.yml", "defaults:\n  model: gpt-4.1-mini\n  base-url: "+model.BaseURL()+"\n")
 	stub, err := filepath.Abs(filepath.Join("testdata", "checkout"))
 	if err != nil {
 		t.Fatal(err)
@@ -122,8 +127,8 @@ func TestActionInActComment(t *testing.T) {
 	before := len(f.gh.Requests())
 	skipped := f.run(t, "issue_comment", issueCommentEvent(t, pr, outsider, "mallory", "NONE", command))
 	checkActRun(t, "outsider's comment", skipped, false)
-	if strings.Contains(skipped.log, "org/mini-agent@v1") || len(f.gh.Requests()) != before || len(model.Requests()) != 0 {
-		t.Fatalf("an outsider's comment ran the action (%d API calls, %d model calls):\n%s", len(f.gh.Requests())-before, len(model.Requests()), skipped.log)
+	if strings.Contains(skipped.log, "org/mini-agent@v1") || len(f.gh.Requests()) != before || len(model.Bodies()) != 0 {
+		t.Fatalf("an outsider's comment ran the action (%d API calls, %d model calls):\n%s", len(f.gh.Requests())-before, len(model.Bodies()), skipped.log)
 	}
 
 	id := f.gh.AddComment(fixtureRepo, pr, "hubot", "MEMBER", command)
@@ -203,9 +208,14 @@ func TestActionInActComment(t *testing.T) {
 
 	// What the model was sent: the command's instructions and the member's
 	// review comment, never the outsider's; the key only as the header.
-	reqs := model.Requests()
+	reqs := model.Bodies()
 	if len(reqs) != 4 {
 		t.Fatalf("%d model requests, want the trajectory's 4", len(reqs))
+	}
+	for i, h := range model.AuthHeaders() {
+		if h != "Bearer "+modelKey {
+			t.Errorf("model request %d authorised with %q, not the api-key input", i+1, h)
+		}
 	}
 	first := string(reqs[0])
 	for _, want := range []string{"please also handle zero quantities in the doc", "say what a zero quantity does", "@alice"} {
