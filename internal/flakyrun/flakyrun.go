@@ -273,6 +273,9 @@ func (d *detection) add(id string, hidden bool, o flaky.Outcome) {
 		t = &tracked{ev: &flaky.Evidence{ID: id}, hidden: hidden}
 		d.tests[id] = t
 	}
+	if t.ev.Enough() {
+		return // this test's examination is over: later runs are not its evidence
+	}
 	t.ev.Add(o)
 }
 

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -313,4 +314,61 @@ func zombie(pid int) bool {
 		return s[i+2] == 'Z'
 	}
 	return false
+}
+
+// TestDetectPytestFixture: pytest -v names each test's result, so the
+// flaky test and its passing sibling get their own verdicts; the flaky
+// one's evidence stops at 5 failures.
+func TestDetectPytestFixture(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs pytest")
+	}
+	if _, err := exec.LookPath("pytest"); err != nil {
+		t.Fatalf("pytest is needed (Debian/Ubuntu: apt-get install python3-pytest): %v", err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	res, err := Detect(ctx, Config{Workdir: flakyFixture(t, "pyids"), Command: mustParse(t, "pytest -v -p no:cacheprovider"),
+		Env: append(os.Environ(), "PYTHONDONTWRITEBYTECODE=1")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := find(res, "test_ids.py::test_two_ids_differ")
+	if e == nil {
+		t.Fatalf("flaky test missing: %+v", res.Tests)
+	}
+	if v, _ := e.Verdict(); v != flaky.VerdictFlaky || e.Failures != flaky.EarlyStopFailures {
+		t.Errorf("test_two_ids_differ: %s with %d failures in %d runs; want flaky, stopped at %d failures", v, e.Failures, e.Runs, flaky.EarlyStopFailures)
+	}
+	if len(e.Messages) == 0 || !strings.Contains(e.Messages[0], "both requests got") {
+		t.Errorf("messages %q", e.Messages)
+	}
+	if v, _ := find(res, "test_ids.py::test_prefix").Verdict(); v != flaky.VerdictPassing {
+		t.Errorf("test_prefix: %s, want passing", v)
+	}
+	t.Logf("pyids: %d failures in %d runs, %d command runs in %v", e.Failures, e.Runs, len(res.Runs), res.Duration.Round(time.Millisecond))
+}
+
+// TestDetectSuiteOutcome: a runner whose output does not name each test's
+// result counts each run as one outcome of (suite), and says so.
+func TestDetectSuiteOutcome(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs go test")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	// Shell syntax: no -json, no narrowing, no per-test output.
+	res, err := Detect(ctx, Config{Workdir: copyModule(t, "testdata/failing"), Command: mustParse(t, "go test ./... >/dev/null 2>&1")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Tests) != 1 || res.Tests[0].ID != SuiteID {
+		t.Fatalf("tests %+v, want (suite) only", res.Tests)
+	}
+	if v, _ := res.Tests[0].Verdict(); v != flaky.VerdictFailing || len(res.Runs) != flaky.FailingStopFailures {
+		t.Errorf("(suite): %s after %d runs, want failing after %d", v, len(res.Runs), flaky.FailingStopFailures)
+	}
+	if len(res.Notes) == 0 || !strings.Contains(res.Notes[0], "one outcome") {
+		t.Errorf("notes %q do not say the runs count as one outcome", res.Notes)
+	}
 }
