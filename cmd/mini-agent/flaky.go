@@ -9,12 +9,15 @@ import (
 	"io"
 	"math"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/org/mini-agent/agent"
+	"github.com/org/mini-agent/agent/provider"
 	"github.com/org/mini-agent/internal/exitcode"
 	"github.com/org/mini-agent/internal/flaky"
 	"github.com/org/mini-agent/internal/flakyrun"
+	"github.com/org/mini-agent/internal/pipeline"
 	"github.com/org/mini-agent/internal/proc"
 	"github.com/org/mini-agent/internal/testcmd"
 )
@@ -102,9 +105,6 @@ func (f *flakyFlags) check() error {
 	if fi, err := os.Stat(f.job.job.Workdir); err != nil || !fi.IsDir() {
 		return fmt.Errorf("--workdir %q is not a directory", f.job.job.Workdir)
 	}
-	if f.fix {
-		return errors.New("--fix is not available in this build yet: run without it to find and prove flaky tests")
-	}
 	return nil
 }
 
@@ -131,12 +131,28 @@ func runFlaky(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		return c.usageError(stderr, "--test-command: "+err.Error())
 	}
 	job := f.job.job
-	res, err := flakyrun.Detect(ctx, flakyrun.Config{
+	var model provider.Selected
+	if f.fix { // a job or model that cannot run fails now, not after the detection
+		job.Mode = agent.ModeFix
+		err := job.Check()
+		if err == nil {
+			model, err = provider.Select(f.job.choice)
+		}
+		if err != nil {
+			if exitcode.IsUsage(err) {
+				return c.usageError(stderr, describe(err))
+			}
+			fmt.Fprintf(stderr, "mini-agent flaky: %v\n", err)
+			return exitcode.For(ctx, err)
+		}
+	}
+	dcfg := flakyrun.Config{
 		Workdir: job.Workdir, Command: cmd, Tests: splitList(f.tests),
 		MaxRuns: f.maxRuns, MaxTime: time.Duration(f.maxMinutes * float64(time.Minute)),
 		RunTimeout: job.TestTimeout, EnvAllow: job.TestEnv, SecretNames: job.SecretNames,
-		WritableDirs: job.TestWritable, NoSandbox: job.NoSandbox, Progress: stderr,
-	})
+		WritableDirs: job.TestWritable, NoSandbox: job.NoSandbox, Progress: stderr, KeepFailureLog: f.fix,
+	}
+	res, err := flakyrun.Detect(ctx, dcfg)
 	switch {
 	case errors.Is(err, testcmd.ErrNarrowing):
 		return c.usageError(stderr, "--tests: "+err.Error())
@@ -151,7 +167,28 @@ func runFlaky(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		fmt.Fprintf(stderr, "mini-agent flaky: %v\n", err)
 		return exitcode.NotFixed
 	}
-	code := exitcode.ForFlaky(rep.Count(flaky.VerdictFlaky), rep.Count(flaky.VerdictFailing), "")
+	if res.FailureLog != "" {
+		defer os.Remove(res.FailureLog)
+	}
+	var fixStatus flaky.FixStatus
+	if target := fixTarget(res.Tests); f.fix && target != nil {
+		fmt.Fprintf(stderr, "mini-agent flaky: fixing %s (%d of %d runs failed)\n", target.ID, target.Failures, target.Runs)
+		fr, err := flakyrun.Fix(ctx, flakyrun.FixConfig{Detect: dcfg, Target: target, FailureLog: res.FailureLog,
+			Job: job, Deps: pipeline.Deps{Model: model, Progress: stderr}})
+		if err != nil {
+			fmt.Fprintf(stderr, "mini-agent flaky: --fix: %v\n", err)
+			if code := exitcode.For(ctx, err); code != exitcode.NotFixed {
+				return code
+			}
+			rep.Fix = flaky.NewFixReport(flaky.Result{Status: flaky.FixUnproven, Reason: "the fix could not be judged: " + err.Error()}, nil)
+		} else {
+			rep.Fix = fr.Report
+		}
+		fixStatus = rep.Fix.Status
+	} else if f.fix {
+		rep.Notes = append(rep.Notes, "--fix: no flaky test to fix")
+	}
+	code := exitcode.ForFlaky(rep.Count(flaky.VerdictFlaky), rep.Count(flaky.VerdictFailing), fixStatus)
 	if f.jsonPath != "" {
 		if err := writeJSON(f.jsonPath, rep); err != nil {
 			fmt.Fprintf(stderr, "mini-agent flaky: --json: %v\n", err)
@@ -160,6 +197,22 @@ func runFlaky(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	}
 	fmt.Fprint(stdout, rep.Summary())
 	return code
+}
+
+// fixTarget is the flaky test --fix works on: the highest failure rate,
+// then the most runs, then the first by ID; nil when none is flaky.
+func fixTarget(tests []*flaky.Evidence) *flaky.Evidence {
+	var best *flaky.Evidence
+	for _, e := range tests {
+		if v, err := e.Verdict(); err != nil || v != flaky.VerdictFlaky || strings.HasSuffix(e.ID, " (package)") {
+			continue
+		}
+		if best == nil || e.Failures*best.Runs > best.Failures*e.Runs ||
+			(e.Failures*best.Runs == best.Failures*e.Runs && e.Runs > best.Runs) {
+			best = e
+		}
+	}
+	return best
 }
 
 // writeJSON writes v, indented, to path.

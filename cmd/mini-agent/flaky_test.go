@@ -168,3 +168,96 @@ func copyTree(t *testing.T, src string) string {
 	}
 	return dst
 }
+
+// TestFlakyFixOrderFixture: --fix on the order fixture with a scripted
+// model. proper.diff (clean up the shared registry) is proven by the rerun
+// bar: exit 0. forbidden.diff (t.Skip) is rejected by the new-skip check:
+// exit 3, status rejected.
+func TestFlakyFixOrderFixture(t *testing.T) {
+	if testing.Short() {
+		t.Skip("stress-runs a real flaky module and runs the fix job")
+	}
+	t.Parallel()
+	fixture := filepath.Join("..", "..", "internal", "flaky", "testdata", "fixtures", "order")
+	for _, c := range []struct {
+		patch  string
+		code   int
+		status string
+		check  string
+	}{
+		{"proper.diff", 0, "proven", ""},
+		{"forbidden.diff", 3, "rejected", "new-skip"},
+	} {
+		t.Run(c.patch, func(t *testing.T) {
+			t.Parallel()
+			dir := copyTree(t, fixture)
+			for _, d := range []string{"proper.diff", "forbidden.diff"} {
+				os.Remove(filepath.Join(dir, d))
+			}
+			patch, err := os.ReadFile(filepath.Join(fixture, c.patch))
+			if err != nil {
+				t.Fatal(err)
+			}
+			script := filepath.Join(t.TempDir(), "script.jsonl")
+			step1, _ := json.Marshal(map[string]any{"tool_calls": []any{map[string]any{"name": "apply_patch", "arguments": map[string]string{"patch": string(patch)}}}})
+			step2 := `{"message":"## Summary\nFixed the order dependence.\n\n## Root cause\nTestRegister leaves a plugin in the shared registry.\n\n## Assumptions\nnone"}`
+			if err := os.WriteFile(script, []byte(string(step1)+"\n"+step2+"\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			jsonPath := filepath.Join(t.TempDir(), "flaky.json")
+			code, out, errOut := run(t, "flaky", "--workdir", dir, "--test-command", "go test ./...", "--fix",
+				"--provider", "script", "--script", script, "--json", jsonPath)
+			if code != c.code {
+				t.Fatalf("exit %d, want %d\nstdout:\n%s\nstderr:\n%s", code, c.code, out, errOut)
+			}
+			data, err := os.ReadFile(jsonPath)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var rep struct {
+				Tests []struct {
+					ID, Verdict string
+					Seeds       []string
+				}
+				Fix *struct {
+					Status        string
+					RunsAfter     int `json:"runs_after"`
+					FailuresAfter int `json:"failures_after"`
+					Need          int `json:"runs_needed"`
+					Checks        []struct{ Name, Severity string }
+				}
+			}
+			if err := json.Unmarshal(data, &rep); err != nil {
+				t.Fatal(err)
+			}
+			flakyFound := false
+			for _, tr := range rep.Tests {
+				if tr.ID == "TestStartsEmpty" && tr.Verdict == "flaky" && len(tr.Seeds) > 0 {
+					flakyFound = true
+				}
+			}
+			if !flakyFound {
+				t.Errorf("TestStartsEmpty not flaky with seeds: %s", data)
+			}
+			if rep.Fix == nil || rep.Fix.Status != c.status {
+				t.Fatalf("fix %+v, want status %s\n%s\nstderr:\n%s", rep.Fix, c.status, data, errOut)
+			}
+			if c.status == "proven" && (rep.Fix.RunsAfter < rep.Fix.Need || rep.Fix.FailuresAfter != 0 || rep.Fix.Need == 0) {
+				t.Errorf("proven with %d runs after (need %d), %d failures", rep.Fix.RunsAfter, rep.Fix.Need, rep.Fix.FailuresAfter)
+			}
+			if c.check != "" {
+				hit := false
+				for _, ch := range rep.Fix.Checks {
+					hit = hit || (ch.Name == c.check && ch.Severity == "reject")
+				}
+				if !hit {
+					t.Errorf("checks %+v lack a rejecting %s", rep.Fix.Checks, c.check)
+				}
+				if !strings.Contains(out, c.check) {
+					t.Errorf("summary does not name the check %s:\n%s", c.check, out)
+				}
+			}
+			t.Logf("%s: %s", c.patch, strings.TrimSpace(out))
+		})
+	}
+}

@@ -66,6 +66,12 @@ type Config struct {
 	// Stress, when non-empty, replaces the Go stressor rotation (the
 	// acceptance bar reruns with the stressors that showed the flake).
 	Stress []testcmd.Stress
+	// Done, when set, replaces the stop rule: the detection ends when it
+	// returns true for the evidence so far (the rerun bar).
+	Done func(tests []*flaky.Evidence) bool
+	// KeepFailureLog keeps the full output of the first run in which a
+	// test failed, in Result.FailureLog (for the fix job).
+	KeepFailureLog bool
 	// The run_test tool's containment settings (see tools.RunTestConfig).
 	Env, EnvAllow, SecretNames, WritableDirs []string
 	NoSandbox                                bool
@@ -92,6 +98,9 @@ type Result struct {
 	Runs []Run
 	// Stop says why it stopped (StopEvidence, StopMaxRuns, StopMaxTime).
 	Stop string
+	// FailureLog is a copy of the first failing run's output, outside the
+	// workspace, when Config.KeepFailureLog; the caller removes it.
+	FailureLog string
 	// Notes say what could not be done as asked (a stressor dropped, the
 	// output read as one outcome).
 	Notes    []string
@@ -112,11 +121,22 @@ var goRotation = []testcmd.Stress{
 // invalid, or the output never told a test's outcome; on cancellation the
 // context's error.
 func Detect(ctx context.Context, cfg Config) (*Result, error) {
+	res := &Result{}
+	if err := detect(ctx, cfg, res); err != nil {
+		if res.FailureLog != "" {
+			os.Remove(res.FailureLog)
+		}
+		return nil, err
+	}
+	return res, nil
+}
+
+func detect(ctx context.Context, cfg Config, res *Result) error {
 	if cfg.Command == nil {
-		return nil, errors.New("flakyrun: no test command")
+		return errors.New("flakyrun: no test command")
 	}
 	if cfg.MaxRuns < 0 || cfg.MaxTime < 0 || cfg.MinRuns < 0 {
-		return nil, errors.New("flakyrun: negative budget")
+		return errors.New("flakyrun: negative budget")
 	}
 	maxRuns := cmp(cfg.MaxRuns, DefaultMaxRuns)
 	maxTime := cmpDur(cfg.MaxTime, DefaultMaxTime)
@@ -125,7 +145,7 @@ func Detect(ctx context.Context, cfg Config) (*Result, error) {
 
 	ws, err := tools.OpenWorkspace(cfg.Workdir, tools.WorkspaceOptions{})
 	if err != nil {
-		return nil, err
+		return err
 	}
 	defer ws.Close()
 	rt := tools.NewRunTest(ws, tools.RunTestConfig{
@@ -143,10 +163,9 @@ func Detect(ctx context.Context, cfg Config) (*Result, error) {
 		d.rotation = cfg.Stress
 	}
 	isGo := cfg.Command.Runner() == testcmd.Go
-	res := &Result{}
 	sel := testcmd.Selection{Tests: cfg.Tests}
 	for len(res.Runs) < maxRuns {
-		if d.done(minRuns) {
+		if d.finished(minRuns) {
 			res.Stop = StopEvidence
 			break
 		}
@@ -164,14 +183,17 @@ func Detect(ctx context.Context, cfg Config) (*Result, error) {
 				os.Remove(out.LogPath)
 			}
 			if ctx.Err() != nil {
-				return nil, ctx.Err()
+				return ctx.Err()
 			}
-			return nil, fmt.Errorf("flakyrun: %w", err)
+			return fmt.Errorf("flakyrun: %w", err)
 		}
 		run, perr := d.record(out, stress)
+		if perr == nil && cfg.KeepFailureLog && res.FailureLog == "" && len(run.Failed) > 0 {
+			res.FailureLog, perr = keepLog(out.LogPath)
+		}
 		os.Remove(out.LogPath)
 		if perr != nil {
-			return nil, perr
+			return perr
 		}
 		res.Runs = append(res.Runs, run)
 		d.progress(len(res.Runs), maxRuns, run)
@@ -181,7 +203,7 @@ func Detect(ctx context.Context, cfg Config) (*Result, error) {
 		}
 	}
 	if res.Stop == "" {
-		if d.done(minRuns) {
+		if d.finished(minRuns) {
 			res.Stop = StopEvidence
 		} else {
 			res.Stop = StopMaxRuns
@@ -190,13 +212,13 @@ func Detect(ctx context.Context, cfg Config) (*Result, error) {
 	res.Duration = time.Since(start)
 	res.Notes = d.notes
 	if missing := d.missing(); len(missing) > 0 && len(res.Runs) > 0 {
-		return nil, fmt.Errorf("flakyrun: %q never ran in %d runs: check the names", missing, len(res.Runs))
+		return fmt.Errorf("flakyrun: %q never ran in %d runs: check the names", missing, len(res.Runs))
 	}
 	res.Tests = d.evidence()
 	if len(res.Tests) == 0 && len(res.Runs) > 0 {
-		return nil, errors.New("flakyrun: the test command ran but no test outcome could be read from its output")
+		return errors.New("flakyrun: the test command ran but no test outcome could be read from its output")
 	}
-	return res, nil
+	return nil
 }
 
 // tracked is one test's evidence; hidden ones (a package's outcome
@@ -230,6 +252,35 @@ func (d *detection) nextStress() testcmd.Stress {
 		}
 		return s
 	}
+}
+
+// finished applies Config.Done, or the default rule.
+func (d *detection) finished(minRuns int) bool {
+	if d.cfg.Done != nil {
+		return len(d.tests) > 0 && d.missing() == nil && d.cfg.Done(d.evidence())
+	}
+	return d.done(minRuns)
+}
+
+// keepLog copies a run's log to a temporary file.
+func keepLog(path string) (string, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return "", fmt.Errorf("flakyrun: keep the failing run's output: %w", err)
+	}
+	f, err := os.CreateTemp("", "mini-agent-flaky-*.log")
+	if err != nil {
+		return "", fmt.Errorf("flakyrun: keep the failing run's output: %w", err)
+	}
+	_, err = f.Write(data)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		os.Remove(f.Name())
+		return "", fmt.Errorf("flakyrun: keep the failing run's output: %w", err)
+	}
+	return f.Name(), nil
 }
 
 // done reports that every test has enough evidence: a verdict-ending

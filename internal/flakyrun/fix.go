@@ -1,0 +1,261 @@
+package flakyrun
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/org/mini-agent/agent"
+	"github.com/org/mini-agent/internal/diffcheck"
+	"github.com/org/mini-agent/internal/flaky"
+	"github.com/org/mini-agent/internal/pipeline"
+	"github.com/org/mini-agent/internal/testcmd"
+)
+
+// FixConfig is one fix of one flaky test.
+type FixConfig struct {
+	// Detect is the detection's configuration: workspace, command,
+	// budgets (MaxRuns and MaxTime bound the rerun bar) and containment.
+	Detect Config
+	// Target is the flaky test's pre-fix evidence.
+	Target *flaky.Evidence
+	// FailureLog is the output of a run in which the target failed: the
+	// fix job's failure.
+	FailureLog string
+	// Job is the fix job (model limits, outputs, protected paths, extra
+	// instructions); Mode, Workdir, TestCommand and FailureLog are set here.
+	Job  pipeline.Job
+	Deps pipeline.Deps
+}
+
+// FixResult is the judged fix.
+type FixResult struct {
+	Report  *flaky.FixReport
+	Outcome *pipeline.Outcome
+	// Findings are diffcheck's findings on the fix's diff.
+	Findings []diffcheck.Finding
+}
+
+// Fix runs the fix job on the flaky test with its evidence, then accepts
+// the fix only when (d) the diff passes the anti-pattern checks, (c) the
+// harness's validation (the failing test and the full command) passed, (a)
+// the rerun bar holds under the same stressors and seeds, and (b) the
+// suite passes once more under -race -shuffle=on (Go). Anything less is
+// rejected, failed-bar or unproven; never proven. A job that could not
+// run is an error.
+func Fix(ctx context.Context, fc FixConfig) (*FixResult, error) {
+	if fc.Target == nil || fc.Target.Failures == 0 || fc.Target.Failures == fc.Target.Runs {
+		return nil, errors.New("flakyrun: fix: the target is not a flaky test")
+	}
+	if strings.HasSuffix(fc.Target.ID, pkgSuffix) {
+		return nil, fmt.Errorf("flakyrun: fix: %s fails outside any test; only a test's flakiness can be proven fixed", fc.Target.ID)
+	}
+	bar, err := flaky.NewBar(fc.Target.Runs, fc.Target.Failures, flaky.MaxRuns)
+	if err != nil {
+		return nil, err
+	}
+	before, err := snapshotTree(fc.Detect.Workdir)
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(before)
+
+	job := fc.Job
+	job.Mode = agent.ModeFix
+	job.Workdir, job.TestCommand, job.FailureLog = fc.Detect.Workdir, fc.Detect.Command.Line(), fc.FailureLog
+	job.Instructions = strings.TrimSpace(Instructions(fc.Target, bar) + "\n\n" + job.Instructions)
+	out, err := pipeline.Run(ctx, job, fc.Deps)
+	if err != nil {
+		return nil, err
+	}
+	res := &FixResult{Outcome: out}
+	judge := func(status flaky.FixStatus, reason string, after *flaky.Evidence) *FixResult {
+		r := flaky.Result{Status: status, Reason: reason, Need: bar.Need}
+		if after != nil {
+			r.Runs, r.Failures, r.FailedRuns = after.Runs, after.Failures, slices.Clone(after.FailedRuns)
+		}
+		res.Report = flaky.NewFixReport(r, checks(res.Findings))
+		return res
+	}
+	if ctx.Err() != nil {
+		return nil, ctx.Err()
+	}
+	b := out.Bundle
+	if b.Diff == "" {
+		return judge(flaky.FixUnproven, fmt.Sprintf("the agent made no change (job status %s)", b.Status), nil), nil
+	}
+	res.Findings, err = diffcheck.Check(b.Diff, diffcheck.Dirs{BeforeDir: before, AfterDir: fc.Detect.Workdir}, diffcheck.Options{Protected: job.Protected})
+	if err != nil {
+		return judge(flaky.FixRejected, "the diff could not be checked: "+err.Error(), nil), nil
+	}
+	if diffcheck.Rejected(res.Findings) {
+		var names []string
+		for _, f := range res.Findings {
+			if f.Severity == diffcheck.Reject && !slices.Contains(names, f.Check) {
+				names = append(names, f.Check)
+			}
+		}
+		return judge(flaky.FixRejected, "the diff is rejected by the anti-pattern checks: "+strings.Join(names, ", "), nil), nil
+	}
+	if !b.Validated() {
+		return judge(flaky.FixFailedBar, fmt.Sprintf("the harness's validation after the fix failed (job status %s)", b.Status), nil), nil
+	}
+
+	// (a) The rerun bar: the target alone, the same stressors, its seeds.
+	cfg := fc.Detect
+	cfg.Tests = []string{fc.Target.ID}
+	if fc.Target.ID == SuiteID {
+		cfg.Tests = nil // the output names no test: the selection as detected
+	}
+	cfg.Stress = barStress(cfg.Command, fc.Target.Seeds)
+	cfg.KeepFailureLog, cfg.Progress = false, fc.Detect.Progress
+	cfg.Done = func(tests []*flaky.Evidence) bool {
+		for _, e := range tests {
+			if e.ID == fc.Target.ID {
+				return !bar.Continue(e)
+			}
+		}
+		return false
+	}
+	start := time.Now()
+	after, err := Detect(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("flakyrun: rerun bar: %w", err)
+	}
+	ev := findEvidence(after.Tests, fc.Target.ID)
+	if ev == nil {
+		return nil, fmt.Errorf("flakyrun: rerun bar: %s never ran", fc.Target.ID)
+	}
+	jr := bar.Judge(ev)
+	if jr.Status != flaky.FixProven {
+		res.Report = flaky.NewFixReport(jr, checks(res.Findings))
+		return res, nil
+	}
+
+	// (b) The whole suite once more under -race -shuffle=on (Go only).
+	if cfg.Command.Runner() == testcmd.Go {
+		whole := fc.Detect
+		whole.Tests, whole.MaxRuns, whole.Done, whole.KeepFailureLog = nil, 1, nil, false
+		whole.Stress = []testcmd.Stress{{Count: 1, Race: true, Shuffle: "on"}}
+		if fc.Detect.MaxTime > 0 {
+			whole.MaxTime = max(fc.Detect.MaxTime-time.Since(start), time.Minute)
+		}
+		sr, err := Detect(ctx, whole)
+		if err != nil {
+			return nil, fmt.Errorf("flakyrun: -race -shuffle=on run: %w", err)
+		}
+		for _, e := range sr.Tests {
+			if e.Failures > 0 {
+				jr.Status = flaky.FixFailedBar
+				jr.Reason = fmt.Sprintf("%s; but the suite under -race -shuffle=on failed: %s", jr.Reason, e.ID)
+				break
+			}
+		}
+	}
+	res.Report = flaky.NewFixReport(jr, checks(res.Findings))
+	return res, nil
+}
+
+// barStress is the rerun bar's stressors: the detection's rotation, each
+// seed that made the test fail replayed with -shuffle=SEED in between.
+func barStress(c *testcmd.Command, seeds []string) []testcmd.Stress {
+	if c.Runner() != testcmd.Go {
+		return nil
+	}
+	out := slices.Clone(goRotation)
+	for _, s := range seeds {
+		out = append(out, testcmd.Stress{Count: 1, Shuffle: s})
+	}
+	return out
+}
+
+func findEvidence(es []*flaky.Evidence, id string) *flaky.Evidence {
+	for _, e := range es {
+		if e.ID == id {
+			return e
+		}
+	}
+	return nil
+}
+
+func checks(fs []diffcheck.Finding) []flaky.Check {
+	out := []flaky.Check{}
+	for _, f := range fs {
+		out = append(out, flaky.Check{Name: f.Check, Severity: string(f.Severity), File: f.File, Line: f.Line, Reason: f.Reason})
+	}
+	return out
+}
+
+// Instructions are the flaky-specific instructions with the evidence pack.
+func Instructions(e *flaky.Evidence, bar flaky.Bar) string {
+	var b strings.Builder
+	rate := float64(e.Failures) / float64(e.Runs)
+	fmt.Fprintf(&b, "The test %s is flaky: on the same code it failed %d of %d runs (rate %.2f) under stress reruns. "+
+		"Find and fix the root cause of the nondeterminism. Usual causes: shared state between tests (order "+
+		"dependence shown by -shuffle), data races, waits done with sleeps, map iteration order, time and randomness.\n",
+		e.ID, e.Failures, e.Runs, rate)
+	b.WriteString("Forbidden, and rejected mechanically: new sleeps or time.After waits, raising a timeout or deadline, " +
+		"retry loops, t.Skip or testing.Short guards, build tags, deleting or renaming tests, fewer assertions, recover(), " +
+		"discarded errors, rerun/retry markers, and edits to go.mod, go.sum or CI configuration.\n")
+	fmt.Fprintf(&b, "The fix is accepted only after %d clean reruns of the test under the same stressors and seeds, "+
+		"then the whole suite under -race -shuffle=on, then the full test command.\n", bar.Need)
+	if len(e.Flags) > 0 {
+		fmt.Fprintf(&b, "Flags of failing runs: %s\n", strings.Join(e.Flags, "; "))
+	}
+	if len(e.Seeds) > 0 {
+		fmt.Fprintf(&b, "Shuffle seeds of failing runs (go test -shuffle=SEED replays the order): %s\n", strings.Join(e.Seeds, ", "))
+	}
+	for i, m := range e.Messages {
+		fmt.Fprintf(&b, "Failure message %d:\n%s\n", i+1, m)
+	}
+	for i, r := range e.Races {
+		fmt.Fprintf(&b, "Race report %d:\n%s\n", i+1, r)
+	}
+	return b.String()
+}
+
+// snapshotTree copies the workspace's regular files (not .git, not files
+// over diffcheck.MaxFileSize) to a temporary directory: the "before" side
+// of the diff check.
+func snapshotTree(dir string) (string, error) {
+	dst, err := os.MkdirTemp("", "mini-agent-flaky-before-")
+	if err != nil {
+		return "", err
+	}
+	err = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, err := filepath.Rel(dir, p)
+		if err != nil {
+			return err
+		}
+		switch {
+		case d.IsDir() && d.Name() == ".git":
+			return filepath.SkipDir
+		case d.IsDir():
+			return os.MkdirAll(filepath.Join(dst, rel), 0o755)
+		case !d.Type().IsRegular():
+			return nil
+		}
+		if fi, err := d.Info(); err != nil || fi.Size() > diffcheck.MaxFileSize {
+			return nil
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(filepath.Join(dst, rel), data, 0o600)
+	})
+	if err != nil {
+		os.RemoveAll(dst)
+		return "", fmt.Errorf("flakyrun: snapshot the workspace before the fix: %w", err)
+	}
+	return dst, nil
+}
