@@ -167,13 +167,11 @@ func runFlaky(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		fmt.Fprintf(stderr, "mini-agent flaky: %v\n", err)
 		return exitcode.NotFixed
 	}
-	if res.FailureLog != "" {
-		defer os.Remove(res.FailureLog)
-	}
+	defer res.RemoveLogs()
 	var fixStatus flaky.FixStatus
 	if target := fixTarget(res.Tests); f.fix && target != nil {
 		fmt.Fprintf(stderr, "mini-agent flaky: fixing %s (%d of %d runs failed)\n", target.ID, target.Failures, target.Runs)
-		fr, err := flakyrun.Fix(ctx, flakyrun.FixConfig{Detect: dcfg, Target: target, FailureLog: res.FailureLog,
+		fr, err := flakyrun.Fix(ctx, flakyrun.FixConfig{Detect: dcfg, Target: target, FailureLog: res.FailureLogs[target.ID],
 			Job: job, Deps: pipeline.Deps{Model: model, Progress: stderr}})
 		if err != nil {
 			fmt.Fprintf(stderr, "mini-agent flaky: --fix: %v\n", err)

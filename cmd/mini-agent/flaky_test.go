@@ -145,6 +145,17 @@ func TestFlakyPassingExitsZero(t *testing.T) {
 	}
 }
 
+// nochangeDiff edits a comment of the order fixture: no fix at all.
+const nochangeDiff = `--- a/registry.go
++++ b/registry.go
+@@ -1,4 +1,4 @@
+-// Package registry keeps the names of registered plugins.
++// Package registry keeps the names of the registered plugins.
+ package registry
+ 
+ var plugins = map[string]bool{}
+`
+
 // copyTree copies a directory into a temp dir.
 func copyTree(t *testing.T, src string) string {
 	t.Helper()
@@ -187,6 +198,9 @@ func TestFlakyFixOrderFixture(t *testing.T) {
 	}{
 		{"proper.diff", 0, "proven", ""},
 		{"forbidden.diff", 3, "rejected", "new-skip"},
+		// A change that fixes nothing passes the harness's plain rerun
+		// (declaration order) but not the bar's shuffled reruns.
+		{"nochange.diff", 3, "failed-bar", ""},
 	} {
 		t.Run(c.patch, func(t *testing.T) {
 			t.Parallel()
@@ -195,6 +209,9 @@ func TestFlakyFixOrderFixture(t *testing.T) {
 				os.Remove(filepath.Join(dir, d))
 			}
 			patch, err := os.ReadFile(filepath.Join(fixture, c.patch))
+			if c.patch == "nochange.diff" {
+				patch, err = []byte(nochangeDiff), nil
+			}
 			if err != nil {
 				t.Fatal(err)
 			}

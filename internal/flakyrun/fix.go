@@ -50,6 +50,9 @@ type FixResult struct {
 // rejected, failed-bar or unproven; never proven. A job that could not
 // run is an error.
 func Fix(ctx context.Context, fc FixConfig) (*FixResult, error) {
+	if fc.FailureLog == "" {
+		return nil, errors.New("flakyrun: fix: no failing run's output was kept")
+	}
 	if fc.Target == nil || fc.Target.Failures == 0 || fc.Target.Failures == fc.Target.Runs {
 		return nil, errors.New("flakyrun: fix: the target is not a flaky test")
 	}
@@ -107,12 +110,11 @@ func Fix(ctx context.Context, fc FixConfig) (*FixResult, error) {
 		return judge(flaky.FixFailedBar, fmt.Sprintf("the harness's validation after the fix failed (job status %s)", b.Status), nil), nil
 	}
 
-	// (a) The rerun bar: the target alone, the same stressors, its seeds.
+	// (a) The rerun bar: the same selection, stressors and seeds.
 	cfg := fc.Detect
-	cfg.Tests = []string{fc.Target.ID}
-	if fc.Target.ID == SuiteID {
-		cfg.Tests = nil // the output names no test: the selection as detected
-	}
+	// The same selection as the detection: narrowing to the target alone
+	// would hide an order dependence on the tests around it, and a seed
+	// replays an order of that selection only.
 	cfg.Stress = barStress(cfg.Command, fc.Target.Seeds)
 	cfg.KeepFailureLog, cfg.Progress = false, fc.Detect.Progress
 	cfg.Done = func(tests []*flaky.Evidence) bool {

@@ -69,8 +69,9 @@ type Config struct {
 	// Done, when set, replaces the stop rule: the detection ends when it
 	// returns true for the evidence so far (the rerun bar).
 	Done func(tests []*flaky.Evidence) bool
-	// KeepFailureLog keeps the full output of the first run in which a
-	// test failed, in Result.FailureLog (for the fix job).
+	// KeepFailureLog keeps the full output of the first run in which each
+	// test failed (up to maxKeptLogs tests), in Result.FailureLogs (the fix
+	// job's failure).
 	KeepFailureLog bool
 	// The run_test tool's containment settings (see tools.RunTestConfig).
 	Env, EnvAllow, SecretNames, WritableDirs []string
@@ -98,9 +99,10 @@ type Result struct {
 	Runs []Run
 	// Stop says why it stopped (StopEvidence, StopMaxRuns, StopMaxTime).
 	Stop string
-	// FailureLog is a copy of the first failing run's output, outside the
-	// workspace, when Config.KeepFailureLog; the caller removes it.
-	FailureLog string
+	// FailureLogs map a test to a copy of the output of the first run it
+	// failed in, outside the workspace, when Config.KeepFailureLog; the
+	// caller removes them with RemoveLogs.
+	FailureLogs map[string]string
 	// Notes say what could not be done as asked (a stressor dropped, the
 	// output read as one outcome).
 	Notes    []string
@@ -123,9 +125,7 @@ var goRotation = []testcmd.Stress{
 func Detect(ctx context.Context, cfg Config) (*Result, error) {
 	res := &Result{}
 	if err := detect(ctx, cfg, res); err != nil {
-		if res.FailureLog != "" {
-			os.Remove(res.FailureLog)
-		}
+		res.RemoveLogs()
 		return nil, err
 	}
 	return res, nil
@@ -188,8 +188,8 @@ func detect(ctx context.Context, cfg Config, res *Result) error {
 			return fmt.Errorf("flakyrun: %w", err)
 		}
 		run, perr := d.record(out, stress)
-		if perr == nil && cfg.KeepFailureLog && res.FailureLog == "" && len(run.Failed) > 0 {
-			res.FailureLog, perr = keepLog(out.LogPath)
+		if perr == nil && cfg.KeepFailureLog {
+			perr = res.keepLogs(out.LogPath, run.Failed)
 		}
 		os.Remove(out.LogPath)
 		if perr != nil {
@@ -260,6 +260,38 @@ func (d *detection) finished(minRuns int) bool {
 		return len(d.tests) > 0 && d.missing() == nil && d.cfg.Done(d.evidence())
 	}
 	return d.done(minRuns)
+}
+
+// maxKeptLogs bounds the tests whose failing output is kept.
+const maxKeptLogs = 10
+
+// keepLogs keeps the log for each failed test that has none yet.
+func (r *Result) keepLogs(path string, failed []string) error {
+	kept := ""
+	for _, id := range failed {
+		if _, ok := r.FailureLogs[id]; ok || len(r.FailureLogs) >= maxKeptLogs {
+			continue
+		}
+		if kept == "" {
+			var err error
+			if kept, err = keepLog(path); err != nil {
+				return err
+			}
+		}
+		if r.FailureLogs == nil {
+			r.FailureLogs = map[string]string{}
+		}
+		r.FailureLogs[id] = kept
+	}
+	return nil
+}
+
+// RemoveLogs removes the kept failure logs.
+func (r *Result) RemoveLogs() {
+	for _, p := range r.FailureLogs {
+		os.Remove(p)
+	}
+	r.FailureLogs = nil
 }
 
 // keepLog copies a run's log to a temporary file.
