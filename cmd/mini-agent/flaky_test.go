@@ -191,39 +191,47 @@ func TestFlakyFixOrderFixture(t *testing.T) {
 	t.Parallel()
 	fixture := filepath.Join("..", "..", "internal", "flaky", "testdata", "fixtures", "order")
 	for _, c := range []struct {
-		patch  string
-		code   int
-		status string
-		check  string
+		name     string
+		patches  []string // one per attempt
+		code     int
+		status   string
+		check    string
+		attempts int
 	}{
-		{"proper.diff", 0, "proven", ""},
-		{"forbidden.diff", 3, "rejected", "new-skip"},
+		{"proper", []string{"proper.diff"}, 0, "proven", "", 1},
+		// A rejected diff goes back to the model once; a second rejection ends it.
+		{"forbidden", []string{"forbidden.diff", "forbidden.diff"}, 3, "rejected", "new-skip", 2},
+		{"forbidden-then-proper", []string{"forbidden.diff", "proper.diff"}, 0, "proven", "", 2},
 		// A change that fixes nothing passes the harness's plain rerun
 		// (declaration order) but not the bar's shuffled reruns.
-		{"nochange.diff", 3, "failed-bar", ""},
+		{"nochange", []string{"nochange.diff"}, 3, "failed-bar", "", 1},
 	} {
-		t.Run(c.patch, func(t *testing.T) {
+		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
 			dir := copyTree(t, fixture)
 			for _, d := range []string{"proper.diff", "forbidden.diff"} {
 				os.Remove(filepath.Join(dir, d))
 			}
-			patch, err := os.ReadFile(filepath.Join(fixture, c.patch))
-			if c.patch == "nochange.diff" {
-				patch, err = []byte(nochangeDiff), nil
+			var script strings.Builder
+			for _, name := range c.patches {
+				patch, err := os.ReadFile(filepath.Join(fixture, name))
+				if name == "nochange.diff" {
+					patch, err = []byte(nochangeDiff), nil
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+				step, _ := json.Marshal(map[string]any{"tool_calls": []any{map[string]any{"name": "apply_patch", "arguments": map[string]string{"patch": string(patch)}}}})
+				script.Write(step)
+				script.WriteString("\n" + `{"message":"## Summary\nFixed the order dependence.\n\n## Root cause\nTestRegister leaves a plugin in the shared registry.\n\n## Assumptions\nnone"}` + "\n")
 			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			script := filepath.Join(t.TempDir(), "script.jsonl")
-			step1, _ := json.Marshal(map[string]any{"tool_calls": []any{map[string]any{"name": "apply_patch", "arguments": map[string]string{"patch": string(patch)}}}})
-			step2 := `{"message":"## Summary\nFixed the order dependence.\n\n## Root cause\nTestRegister leaves a plugin in the shared registry.\n\n## Assumptions\nnone"}`
-			if err := os.WriteFile(script, []byte(string(step1)+"\n"+step2+"\n"), 0o644); err != nil {
+			scriptPath := filepath.Join(t.TempDir(), "script.jsonl")
+			if err := os.WriteFile(scriptPath, []byte(script.String()), 0o644); err != nil {
 				t.Fatal(err)
 			}
 			jsonPath := filepath.Join(t.TempDir(), "flaky.json")
 			code, out, errOut := run(t, "flaky", "--workdir", dir, "--test-command", "go test ./...", "--fix",
-				"--provider", "script", "--script", script, "--json", jsonPath)
+				"--provider", "script", "--script", scriptPath, "--json", jsonPath)
 			if code != c.code {
 				t.Fatalf("exit %d, want %d\nstdout:\n%s\nstderr:\n%s", code, c.code, out, errOut)
 			}
@@ -274,7 +282,15 @@ func TestFlakyFixOrderFixture(t *testing.T) {
 					t.Errorf("summary does not name the check %s:\n%s", c.check, out)
 				}
 			}
-			t.Logf("%s: %s", c.patch, strings.TrimSpace(out))
+			if n := strings.Count(errOut, "flaky: fix attempt "); n != c.attempts {
+				t.Errorf("%d fix attempts, want %d\nstderr:\n%s", n, c.attempts, errOut)
+			}
+			if c.attempts == 2 {
+				if data, err := os.ReadFile(filepath.Join(dir, "registry_test.go")); err != nil || bytes.Contains(data, []byte("t.Skip")) != (c.status == "rejected") {
+					t.Errorf("after the second attempt registry_test.go holds t.Skip: %v (err %v)", bytes.Contains(data, []byte("t.Skip")), err)
+				}
+			}
+			t.Logf("%s: %s", c.name, strings.TrimSpace(out))
 		})
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/org/mini-agent/agent"
+	"github.com/org/mini-agent/internal/bundle"
 	"github.com/org/mini-agent/internal/diffcheck"
 	"github.com/org/mini-agent/internal/flaky"
 	"github.com/org/mini-agent/internal/pipeline"
@@ -36,8 +37,10 @@ type FixConfig struct {
 
 // FixResult is the judged fix.
 type FixResult struct {
-	Report  *flaky.FixReport
-	Outcome *pipeline.Outcome
+	// Attempts counts the fix jobs run: 2 when the first diff was rejected.
+	Attempts int
+	Report   *flaky.FixReport
+	Outcome  *pipeline.Outcome
 	// Findings are diffcheck's findings on the fix's diff.
 	Findings []diffcheck.Finding
 }
@@ -63,7 +66,7 @@ func Fix(ctx context.Context, fc FixConfig) (*FixResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	before, err := snapshotTree(fc.Detect.Workdir)
+	before, skipped, err := snapshotTree(fc.Detect.Workdir)
 	if err != nil {
 		return nil, err
 	}
@@ -72,12 +75,8 @@ func Fix(ctx context.Context, fc FixConfig) (*FixResult, error) {
 	job := fc.Job
 	job.Mode = agent.ModeFix
 	job.Workdir, job.TestCommand, job.FailureLog = fc.Detect.Workdir, fc.Detect.Command.Line(), fc.FailureLog
-	job.Instructions = strings.TrimSpace(Instructions(fc.Target, bar) + "\n\n" + job.Instructions)
-	out, err := pipeline.Run(ctx, job, fc.Deps)
-	if err != nil {
-		return nil, err
-	}
-	res := &FixResult{Outcome: out}
+	instructions := strings.TrimSpace(Instructions(fc.Target, bar) + "\n\n" + job.Instructions)
+	res := &FixResult{}
 	judge := func(status flaky.FixStatus, reason string, after *flaky.Evidence) *FixResult {
 		r := flaky.Result{Status: status, Reason: reason, Need: bar.Need}
 		if after != nil {
@@ -86,26 +85,44 @@ func Fix(ctx context.Context, fc FixConfig) (*FixResult, error) {
 		res.Report = flaky.NewFixReport(r, checks(res.Findings))
 		return res
 	}
-	if ctx.Err() != nil {
-		return nil, ctx.Err()
-	}
-	b := out.Bundle
-	if b.Diff == "" {
-		return judge(flaky.FixUnproven, fmt.Sprintf("the agent made no change (job status %s)", b.Status), nil), nil
-	}
-	res.Findings, err = diffcheck.Check(b.Diff, diffcheck.Dirs{BeforeDir: before, AfterDir: fc.Detect.Workdir}, diffcheck.Options{Protected: job.Protected})
-	if err != nil {
-		return judge(flaky.FixRejected, "the diff could not be checked: "+err.Error(), nil), nil
-	}
-	if diffcheck.Rejected(res.Findings) {
-		var names []string
-		for _, f := range res.Findings {
-			if f.Severity == diffcheck.Reject && !slices.Contains(names, f.Check) {
-				names = append(names, f.Check)
-			}
+	// A diff the anti-pattern checks reject goes back to the model once:
+	// the workspace is restored and a second job gets the findings.
+	firstRejected := ""
+	for res.Attempts = 1; ; res.Attempts++ {
+		job.Instructions = instructions
+		if fc.Detect.Progress != nil {
+			fmt.Fprintf(fc.Detect.Progress, "flaky: fix attempt %d of 2 for %s\n", res.Attempts, fc.Target.ID)
 		}
-		return judge(flaky.FixRejected, "the diff is rejected by the anti-pattern checks: "+strings.Join(names, ", "), nil), nil
+		out, err := pipeline.Run(ctx, job, fc.Deps)
+		if err != nil {
+			return nil, err
+		}
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		res.Outcome = out
+		b := out.Bundle
+		if b.Diff == "" {
+			return judge(flaky.FixUnproven, fmt.Sprintf("the agent made no change (job status %s)%s", b.Status, firstRejected), nil), nil
+		}
+		res.Findings, err = diffcheck.Check(b.Diff, diffcheck.Dirs{BeforeDir: before, AfterDir: fc.Detect.Workdir}, diffcheck.Options{Protected: job.Protected})
+		if err != nil {
+			return judge(flaky.FixRejected, "the diff could not be checked: "+err.Error(), nil), nil
+		}
+		if !diffcheck.Rejected(res.Findings) {
+			break
+		}
+		reason := "the diff is rejected by the anti-pattern checks: " + strings.Join(rejectedNames(res.Findings), ", ")
+		if res.Attempts == 2 {
+			return judge(flaky.FixRejected, reason+" (second attempt)", nil), nil
+		}
+		if err := restoreTree(fc.Detect.Workdir, before, skipped, b.Files); err != nil {
+			return judge(flaky.FixRejected, reason+"; no second attempt: "+err.Error(), nil), nil
+		}
+		instructions = RejectionNote(res.Findings) + "\n\n" + instructions
+		firstRejected = "; its first diff was rejected by " + strings.Join(rejectedNames(res.Findings), ", ")
 	}
+	b := res.Outcome.Bundle
 	if !b.Validated() {
 		return judge(flaky.FixFailedBar, fmt.Sprintf("the harness's validation after the fix failed (job status %s)", b.Status), nil), nil
 	}
@@ -162,6 +179,73 @@ func Fix(ctx context.Context, fc FixConfig) (*FixResult, error) {
 	}
 	res.Report = flaky.NewFixReport(jr, checks(res.Findings))
 	return res, nil
+}
+
+func rejectedNames(fs []diffcheck.Finding) []string {
+	var names []string
+	for _, f := range fs {
+		if f.Severity == diffcheck.Reject && !slices.Contains(names, f.Check) {
+			names = append(names, f.Check)
+		}
+	}
+	return names
+}
+
+// RejectionNote tells the model why its first change was rejected and
+// undone.
+func RejectionNote(fs []diffcheck.Finding) string {
+	var b strings.Builder
+	b.WriteString("Your previous change was rejected by the anti-pattern checks and has been undone; the workspace is as it was. " +
+		"Fix the root cause instead. A second rejection ends the run. The findings:\n")
+	for _, f := range fs {
+		if f.Severity == diffcheck.Reject {
+			fmt.Fprintf(&b, "- %s at %s:%d: %s\n", f.Check, f.File, f.Line, f.Reason)
+		}
+	}
+	return strings.TrimSpace(b.String())
+}
+
+// restoreTree undoes a change: each file the bundle lists is put back from
+// the snapshot, or removed when the snapshot has none. A file too large
+// to have been snapshotted cannot be restored: an error, nothing undone.
+func restoreTree(dir, before string, skipped map[string]bool, files []bundle.File) error {
+	var paths []string
+	for _, f := range files {
+		for _, p := range []string{f.Path, f.OldPath} {
+			if p == "" || slices.Contains(paths, p) {
+				continue
+			}
+			if skipped[filepath.FromSlash(p)] {
+				return fmt.Errorf("%s was too large to snapshot and cannot be restored", p)
+			}
+			paths = append(paths, p)
+		}
+	}
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return err
+	}
+	defer root.Close()
+	for _, p := range paths {
+		rel := filepath.FromSlash(p)
+		data, err := os.ReadFile(filepath.Join(before, rel))
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			if err := root.Remove(rel); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				return fmt.Errorf("restore %s: %w", p, err)
+			}
+		case err != nil:
+			return fmt.Errorf("restore %s: %w", p, err)
+		default:
+			if err := root.MkdirAll(filepath.Dir(rel), 0o755); err != nil {
+				return fmt.Errorf("restore %s: %w", p, err)
+			}
+			if err := root.WriteFile(rel, data, 0o644); err != nil {
+				return fmt.Errorf("restore %s: %w", p, err)
+			}
+		}
+	}
+	return nil
 }
 
 // barStress is the rerun bar's stressors: the detection's rotation, each
@@ -225,11 +309,12 @@ func Instructions(e *flaky.Evidence, bar flaky.Bar) string {
 // snapshotTree copies the workspace's regular files (not .git, not files
 // over diffcheck.MaxFileSize) to a temporary directory: the "before" side
 // of the diff check.
-func snapshotTree(dir string) (string, error) {
+func snapshotTree(dir string) (string, map[string]bool, error) {
 	dst, err := os.MkdirTemp("", "mini-agent-flaky-before-")
 	if err != nil {
-		return "", err
+		return "", nil, err
 	}
+	skipped := map[string]bool{}
 	err = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
@@ -247,6 +332,7 @@ func snapshotTree(dir string) (string, error) {
 			return nil
 		}
 		if fi, err := d.Info(); err != nil || fi.Size() > diffcheck.MaxFileSize {
+			skipped[rel] = true
 			return nil
 		}
 		data, err := os.ReadFile(p)
@@ -257,7 +343,7 @@ func snapshotTree(dir string) (string, error) {
 	})
 	if err != nil {
 		os.RemoveAll(dst)
-		return "", fmt.Errorf("flakyrun: snapshot the workspace before the fix: %w", err)
+		return "", nil, fmt.Errorf("flakyrun: snapshot the workspace before the fix: %w", err)
 	}
-	return dst, nil
+	return dst, skipped, nil
 }
