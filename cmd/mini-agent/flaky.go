@@ -83,8 +83,8 @@ func flakyCommand() (*command, *flakyFlags) {
 				fs.Var(g.Value, g.Name, g.Usage)
 			}
 			fs.StringVar(&f.tests, "tests", "", "comma-separated test ids to examine (default: the whole suite)")
-			fs.IntVar(&f.maxRuns, "max-runs", flakyrun.DefaultMaxRuns, "at most this many runs of the test command")
-			fs.Float64Var(&f.maxMinutes, "max-minutes", flakyrun.DefaultMaxTime.Minutes(), "wall-clock limit of the detection, in minutes")
+			fs.IntVar(&f.maxRuns, "max-runs", flakyrun.DefaultMaxRuns, "at most this many runs of the test command (with --fix, the rerun bar has its own)")
+			fs.Float64Var(&f.maxMinutes, "max-minutes", flakyrun.DefaultMaxTime.Minutes(), "wall-clock limit of the detection, in minutes (with --fix, the rerun bar has its own)")
 			fs.StringVar(&f.jsonPath, "json", "", "write the JSON report here")
 			fs.BoolVar(&f.fix, "fix", false, "have the agent fix the flaky test's root cause, then prove the fix with the rerun bar")
 		},

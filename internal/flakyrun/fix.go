@@ -160,7 +160,10 @@ func Fix(ctx context.Context, fc FixConfig) (*FixResult, error) {
 	// (b) The whole suite once more under -race -shuffle=on (Go only).
 	if cfg.Command.Runner() == testcmd.Go {
 		whole := fc.Detect
-		whole.Tests, whole.MaxRuns, whole.Done, whole.KeepFailureLog = nil, 1, nil, false
+		// One run that reports tests: a second only when -race proved
+		// unavailable and the first told nothing.
+		whole.Tests, whole.MaxRuns, whole.KeepFailureLog = nil, 2, false
+		whole.Done = func([]*flaky.Evidence) bool { return true }
 		whole.Stress = []testcmd.Stress{{Count: 1, Race: true, Shuffle: "on"}}
 		if fc.Detect.MaxTime > 0 {
 			whole.MaxTime = max(fc.Detect.MaxTime-time.Since(start), time.Minute)
@@ -176,6 +179,11 @@ func Fix(ctx context.Context, fc FixConfig) (*FixResult, error) {
 				break
 			}
 		}
+		for _, n := range sr.Notes {
+			jr.Reason += "; " + n
+		}
+	} else {
+		jr.Reason += "; " + cfg.Command.Runner().String() + " has no -race -shuffle=on equivalent here: that check was not made"
 	}
 	res.Report = flaky.NewFixReport(jr, checks(res.Findings))
 	return res, nil
