@@ -154,6 +154,9 @@ func runFlaky(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	}
 	res, err := flakyrun.Detect(ctx, dcfg)
 	switch {
+	case err != nil && ctx.Err() != nil:
+		fmt.Fprintf(stderr, "mini-agent flaky: %v\n", err)
+		return exitcode.Cancelled
 	case errors.Is(err, testcmd.ErrNarrowing):
 		return c.usageError(stderr, "--tests: "+err.Error())
 	case errors.Is(err, proc.ErrNotStarted):

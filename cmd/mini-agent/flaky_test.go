@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"flag"
 	"io/fs"
@@ -155,6 +156,20 @@ const nochangeDiff = `--- a/registry.go
  
  var plugins = map[string]bool{}
 `
+
+// TestFlakyCancelledExits130: a cancelled context is exit 130, not a
+// usage error or "flaky".
+func TestFlakyCancelledExits130(t *testing.T) {
+	t.Parallel()
+	dir := copyTree(t, filepath.Join("..", "..", "internal", "flakyrun", "testdata", "passing"))
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	var out, errb bytes.Buffer
+	code := Main(ctx, []string{"flaky", "--workdir", dir, "--test-command", "go test ./..."}, &out, &errb)
+	if code != 130 || out.Len() != 0 {
+		t.Errorf("exit %d, stdout %q, stderr %q; want 130 and no report", code, out.String(), errb.String())
+	}
+}
 
 // copyTree copies a directory into a temp dir.
 func copyTree(t *testing.T, src string) string {
