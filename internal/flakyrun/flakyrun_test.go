@@ -372,3 +372,25 @@ func TestDetectSuiteOutcome(t *testing.T) {
 		t.Errorf("notes %q do not say the runs count as one outcome", res.Notes)
 	}
 }
+
+// TestDetectRunTimeout: a test that hangs past the per-run limit is killed
+// with its children and counted as a failure of that test, not dropped.
+func TestDetectRunTimeout(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs go test")
+	}
+	pids := filepath.Join(t.TempDir(), "pids")
+	res, err := Detect(context.Background(), Config{Workdir: copyModule(t, "testdata/hang"), Command: mustParse(t, "go test ./..."),
+		MaxRuns: 1, RunTimeout: 15 * time.Second, EnvAllow: []string{"HANG_PIDS"}, Env: append(os.Environ(), "HANG_PIDS="+pids)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := find(res, "TestHang")
+	if e == nil || e.Failures != 1 || len(e.Messages) == 0 || !strings.Contains(e.Messages[0], "never finished") {
+		t.Fatalf("TestHang: %+v, want one failure that says it never finished", e)
+	}
+	if len(res.Notes) == 0 || !strings.Contains(res.Notes[0], "time limit") {
+		t.Errorf("notes %q do not say a run hit its time limit", res.Notes)
+	}
+	assertGone(t, pids)
+}

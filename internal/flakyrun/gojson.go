@@ -51,6 +51,8 @@ func parseGoJSON(r io.Reader) (*goRun, error) {
 	buf := map[[2]string][]string{} // (package, test) -> output lines since its last outcome
 	failedIn := map[string]bool{}   // packages with a failing test
 	pkgOut := map[string][]string{} // package output outside tests
+	pending := map[[2]string]bool{} // tests started and not ended
+	var order [][2]string           // pending's keys, first start first
 	for {
 		line, err := readLine(br)
 		if len(line) > 0 && line[0] == '{' {
@@ -58,6 +60,13 @@ func parseGoJSON(r io.Reader) (*goRun, error) {
 			if json.Unmarshal([]byte(line), &e) == nil && e.Package != "" {
 				key := [2]string{e.Package, e.Test}
 				switch e.Action {
+				case "run":
+					if _, ok := pending[key]; !ok {
+						order = append(order, key)
+					}
+					pending[key] = true
+				case "skip":
+					delete(pending, key)
 				case "output", "build-output":
 					if e.Test == "" {
 						if m := reSeed.FindStringSubmatch(e.Output); m != nil {
@@ -79,6 +88,7 @@ func parseGoJSON(r io.Reader) (*goRun, error) {
 						delete(pkgOut, e.Package)
 						continue
 					}
+					delete(pending, key)
 					if failed {
 						failedIn[e.Package] = true
 					}
@@ -92,6 +102,15 @@ func parseGoJSON(r io.Reader) (*goRun, error) {
 			}
 		}
 		if errors.Is(err, io.EOF) {
+			// A test that started and never ended: the run was killed (its
+			// time limit) or the test binary exited under it. A failure.
+			for _, k := range order {
+				if pending[k] {
+					msg, race := digest(buf[k])
+					msg = strings.TrimSpace("the test never finished: the run was killed or its test binary exited\n" + msg)
+					run.Outcomes = append(run.Outcomes, goOutcome{Package: k[0], Test: k[1], Failed: true, Message: msg, Race: race})
+				}
+			}
 			return run, nil
 		}
 		if err != nil {

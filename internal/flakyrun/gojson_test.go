@@ -137,3 +137,27 @@ func TestRestoreTree(t *testing.T) {
 		t.Error("a path leaving the workspace was accepted")
 	}
 }
+
+// TestParseGoJSONUnfinished: a test that started and never ended (the run
+// was killed) is a failure; a skipped one is nothing.
+func TestParseGoJSONUnfinished(t *testing.T) {
+	t.Parallel()
+	in := `{"Action":"run","Package":"p","Test":"TestDone"}
+{"Action":"pass","Package":"p","Test":"TestDone"}
+{"Action":"run","Package":"p","Test":"TestSkip"}
+{"Action":"skip","Package":"p","Test":"TestSkip"}
+{"Action":"run","Package":"p","Test":"TestHang"}
+{"Action":"output","Package":"p","Test":"TestHang","Output":"    h_test.go:5: waiting\n"}
+`
+	run, err := parseGoJSON(strings.NewReader(in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(run.Outcomes) != 2 || run.Outcomes[0].Test != "TestDone" || run.Outcomes[0].Failed {
+		t.Fatalf("outcomes %+v", run.Outcomes)
+	}
+	h := run.Outcomes[1]
+	if h.Test != "TestHang" || !h.Failed || !strings.Contains(h.Message, "never finished") || !strings.Contains(h.Message, "h_test.go:5: waiting") {
+		t.Errorf("TestHang %+v", h)
+	}
+}
