@@ -72,7 +72,7 @@ func flakyCommand() (*command, *flakyFlags) {
 			`mini-agent flaky --workdir . --test-command "go test ./..." --json flaky.json`,
 			`mini-agent flaky --workdir . --test-command "pytest -v" --tests tests/test_ids.py::test_two_ids_differ --max-runs 60`,
 		},
-		footer: "Exit codes: 0 nothing flaky or failing (or the fix was proven), 1 a test is flaky or failing " +
+		footer: "Exit codes: 0 nothing flaky or failing (or the fix of the one flaky test was proven), 1 a test is flaky or failing " +
 			"and not fixed (or the fix is unproven), 2 usage or configuration error, 3 the fix failed the rerun " +
 			"bar or a diff check, 130 cancelled.",
 		define: func(fs *flag.FlagSet) {

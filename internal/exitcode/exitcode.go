@@ -94,8 +94,8 @@ func ForStatus(status bundle.Status) int {
 // ("" when none was attempted). A fix that failed the rerun bar or a diff
 // check is ValidationFailed; an unproven one is NotFixed, never OK. With
 // no fix, any flaky or failing test is NotFixed (a failing test is a
-// regression for `mini-agent fix`, not a green run). A proven fix is OK
-// when no test was failing.
+// regression for `mini-agent fix`, not a green run). A proven fix (of one
+// test) is OK only when it was the one flaky test and none was failing.
 func ForFlaky(flakyTests, failingTests int, fix flaky.FixStatus) int {
 	switch fix {
 	case flaky.FixFailedBar, flaky.FixRejected:
@@ -103,7 +103,7 @@ func ForFlaky(flakyTests, failingTests int, fix flaky.FixStatus) int {
 	case flaky.FixUnproven:
 		return NotFixed
 	case flaky.FixProven:
-		if failingTests > 0 {
+		if failingTests > 0 || flakyTests > 1 { // a fix is for one test: others remain
 			return NotFixed
 		}
 		return OK

@@ -104,6 +104,7 @@ func TestForFlaky(t *testing.T) {
 		{0, 1, "", NotFixed},
 		{1, 0, flaky.FixProven, OK},
 		{1, 1, flaky.FixProven, NotFixed},
+		{2, 0, flaky.FixProven, NotFixed},
 		{1, 0, flaky.FixUnproven, NotFixed},
 		{1, 0, flaky.FixFailedBar, ValidationFailed},
 		{1, 0, flaky.FixRejected, ValidationFailed},
