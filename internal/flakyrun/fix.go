@@ -152,6 +152,10 @@ func Fix(ctx context.Context, fc FixConfig) (*FixResult, error) {
 		return nil, fmt.Errorf("flakyrun: rerun bar: %s never ran", fc.Target.ID)
 	}
 	jr := bar.Judge(ev)
+	if jr.Status == flaky.FixUnproven {
+		jr.Reason = fmt.Sprintf("only %d of the %d clean runs needed were made before %s; the fix is not proven",
+			ev.Runs, bar.Need, strings.TrimSuffix(stopText(after.Stop), " ended it"))
+	}
 	if jr.Status != flaky.FixProven {
 		res.Report = flaky.NewFixReport(jr, checks(res.Findings))
 		return res, nil
@@ -256,15 +260,21 @@ func restoreTree(dir, before string, skipped map[string]bool, files []bundle.Fil
 	return nil
 }
 
-// barStress is the rerun bar's stressors: the detection's rotation, each
-// seed that made the test fail replayed with -shuffle=SEED in between.
+// barStress is the rerun bar's stressors: the detection's kinds (-race,
+// -cpu 1,2,4, -shuffle=on) with -count=3 in each run, so that the bar's
+// runs fit the budget, and each seed that made the test fail replayed with
+// -shuffle=SEED in between.
 func barStress(c *testcmd.Command, seeds []string) []testcmd.Stress {
 	if c.Runner() != testcmd.Go {
 		return nil
 	}
-	out := slices.Clone(goRotation)
+	out := []testcmd.Stress{
+		{Count: 3, Shuffle: "on"},
+		{Count: 3, Race: true, Shuffle: "on"},
+		{Count: 1, Shuffle: "on", CPU: []int{1, 2, 4}},
+	}
 	for _, s := range seeds {
-		out = append(out, testcmd.Stress{Count: 1, Shuffle: s})
+		out = append(out, testcmd.Stress{Count: 3, Shuffle: s})
 	}
 	return out
 }
