@@ -9,6 +9,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -105,6 +106,14 @@ func (f *flakyFlags) check() error {
 	if fi, err := os.Stat(f.job.job.Workdir); err != nil || !fi.IsDir() {
 		return fmt.Errorf("--workdir %q is not a directory", f.job.job.Workdir)
 	}
+	if f.jsonPath != "" { // written at the end: a path that cannot be written fails now
+		if fi, err := os.Stat(filepath.Dir(f.jsonPath)); err != nil || !fi.IsDir() {
+			return fmt.Errorf("--json %s: its directory does not exist", f.jsonPath)
+		}
+		if fi, err := os.Stat(f.jsonPath); err == nil && fi.IsDir() {
+			return fmt.Errorf("--json %s is a directory", f.jsonPath)
+		}
+	}
 	return nil
 }
 
@@ -165,12 +174,12 @@ func runFlaky(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		fmt.Fprintf(stderr, "mini-agent flaky: %v\n", err)
 		return exitcode.For(ctx, err)
 	}
+	defer res.RemoveLogs()
 	rep, err := flakyrun.NewReport(cmd.Line(), res)
 	if err != nil {
 		fmt.Fprintf(stderr, "mini-agent flaky: %v\n", err)
 		return exitcode.NotFixed
 	}
-	defer res.RemoveLogs()
 	var fixStatus flaky.FixStatus
 	if target := fixTarget(res.Tests); f.fix && target != nil {
 		fmt.Fprintf(stderr, "mini-agent flaky: fixing %s (%d of %d runs failed)\n", target.ID, target.Failures, target.Runs)

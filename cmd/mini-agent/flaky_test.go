@@ -75,6 +75,10 @@ func TestFlakyUsageErrors(t *testing.T) {
 		{[]string{"--workdir", dir, "--test-command", "go test ./...", "--max-run", "3"}, "did you mean --max-runs"},
 		{[]string{"--workdir", dir, "--test-command", "go test ./...", dir}, "unexpected arguments"},
 		{[]string{"--workdir", dir, "--test-command", "go test ./...", "--price-in", "1"}, "--price-in and --price-out go together"},
+		{[]string{"--workdir", dir, "--test-command", "go test ./...", "--json", filepath.Join(dir, "no", "r.json")}, "--json"},
+		{[]string{"--workdir", dir, "--test-command", "go test ./...", "--json", dir}, "--json"},
+		{[]string{"--workdir", dir, "--test-command", "go test ./...", "--fix", "--bundle", filepath.Join(dir, "no", "b.json")}, "--bundle"},
+		{[]string{"--workdir", dir, "--test-command", "go test ./...", "--fix", "--provider", "script"}, "no script given"},
 	} {
 		code, out, errOut := run(t, append([]string{"flaky"}, c.args...)...)
 		lines := strings.Split(strings.TrimRight(errOut, "\n"), "\n")
