@@ -112,8 +112,8 @@ type Result struct {
 // goRotation is the stressors rotated across Go rounds. Every round
 // shuffles, so every failure has a seed that reproduces its order.
 var goRotation = []testcmd.Stress{
-	{Count: 1, Shuffle: "on"},
 	{Count: 1, Race: true, Shuffle: "on"},
+	{Count: 1, Shuffle: "on"},
 	{Count: 1, Shuffle: "on", CPU: []int{1, 2, 4}},
 	{Count: 3, Shuffle: "on"},
 }
@@ -357,7 +357,14 @@ func (d *detection) add(id string, hidden bool, o flaky.Outcome) {
 		d.tests[id] = t
 	}
 	if t.ev.Enough() {
-		return // this test's examination is over: later runs are not its evidence
+		// This test's examination is over: later runs do not count. A
+		// race report is still kept: it names the cause, whenever seen.
+		if o.Race != "" && len(t.ev.Races) < flaky.MaxRaces && !slices.ContainsFunc(t.ev.Races, func(r string) bool {
+			return flaky.NormalizeMessage(r) == flaky.NormalizeMessage(o.Race)
+		}) {
+			t.ev.Races = append(t.ev.Races, o.Race)
+		}
+		return
 	}
 	t.ev.Add(o)
 }
