@@ -229,6 +229,24 @@ func (r *RunTest) Run(ctx context.Context, sel testcmd.Selection, form testcmd.F
 	return r.run(ctx, inv)
 }
 
+// RunStressed is Run with the stressors s applied to the invocation (go
+// test -count, -race, -shuffle, -cpu), through the same contained path.
+// Runners without such flags return an error wrapping
+// testcmd.ErrUnsupported: the caller repeats plain runs instead.
+func (r *RunTest) RunStressed(ctx context.Context, sel testcmd.Selection, form testcmd.Form, s testcmd.Stress) (RunOutcome, error) {
+	if r.cfg.Command == nil {
+		return RunOutcome{}, fmt.Errorf("%w: no test command is configured", errNotConfigured)
+	}
+	inv, err := r.cfg.Command.Argv(narrowFS{r.ws}, sel, form)
+	if err != nil {
+		return RunOutcome{}, err
+	}
+	if inv, err = inv.Stress(s); err != nil {
+		return RunOutcome{}, err
+	}
+	return r.run(ctx, inv)
+}
+
 // narrowFS is the workspace as testcmd checks narrowing paths in it.
 type narrowFS struct{ ws *Workspace }
 

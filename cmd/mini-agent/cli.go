@@ -27,6 +27,7 @@ const usageText = `mini-agent: turn a failing test run into a validated fix.
 Usage:
   mini-agent fix     --workdir DIR --test-command CMD [flags]   fix the failure, validate, write bundle/summary
   mini-agent explain --workdir DIR --test-command CMD [flags]   read-only diagnosis with file:line evidence
+  mini-agent flaky   --workdir DIR --test-command CMD [flags]   find and prove flaky tests: stress reruns, verdicts, rates
   mini-agent demo                                              the whole pipeline on a bundled example (scripted model)
   mini-agent tool NAME --workdir DIR [--test-command CMD] 'JSON-ARGS'
                                                                run one tool call, print what the model would see
@@ -41,7 +42,7 @@ validated (or explained), 1 not fixed, 2 usage or configuration error, 3 validat
 `
 
 // commandNames are the subcommands, for the unknown-command suggestion.
-var commandNames = []string{"fix", "explain", "demo", "tool", "action", "publish", "eval", "version", "help"}
+var commandNames = []string{"fix", "explain", "flaky", "demo", "tool", "action", "publish", "eval", "version", "help"}
 
 // Main runs the command line and returns the exit code.
 func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
@@ -54,6 +55,8 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return runJob(ctx, agent.ModeFix, args[1:], stdout, stderr)
 	case "explain":
 		return runJob(ctx, agent.ModeExplain, args[1:], stdout, stderr)
+	case "flaky":
+		return runFlaky(ctx, args[1:], stdout, stderr)
 	case "demo":
 		return runDemo(ctx, args[1:], stdout, stderr)
 	case "tool":

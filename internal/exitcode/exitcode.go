@@ -18,6 +18,7 @@ import (
 	"github.com/org/mini-agent/agent/provider"
 	"github.com/org/mini-agent/internal/bundle"
 	"github.com/org/mini-agent/internal/config"
+	"github.com/org/mini-agent/internal/flaky"
 	"github.com/org/mini-agent/internal/pipeline"
 	"github.com/org/mini-agent/internal/publish"
 	"github.com/org/mini-agent/internal/route"
@@ -88,6 +89,31 @@ func ForStatus(status bundle.Status) int {
 		return Cancelled
 	}
 	return NotFixed
+}
+
+// ForFlaky is the code of `mini-agent flaky` once the tests were judged:
+// flakyTests and failingTests count the verdicts, fix is the fix's status
+// ("" when none was attempted). A fix that failed the rerun bar or a diff
+// check is ValidationFailed; an unproven one is NotFixed, never OK. With
+// no fix, any flaky or failing test is NotFixed (a failing test is a
+// regression for `mini-agent fix`, not a green run). A proven fix (of one
+// test) is OK only when it was the one flaky test and none was failing.
+func ForFlaky(flakyTests, failingTests int, fix flaky.FixStatus) int {
+	switch fix {
+	case flaky.FixFailedBar, flaky.FixRejected:
+		return ValidationFailed
+	case flaky.FixUnproven:
+		return NotFixed
+	case flaky.FixProven:
+		if failingTests > 0 || flakyTests > 1 { // a fix is for one test: others remain
+			return NotFixed
+		}
+		return OK
+	}
+	if flakyTests > 0 || failingTests > 0 {
+		return NotFixed
+	}
+	return OK
 }
 
 // ForPublished is the code of the action or publish once the publisher

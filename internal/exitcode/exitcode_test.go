@@ -9,6 +9,7 @@ import (
 	"github.com/org/mini-agent/agent/provider"
 	"github.com/org/mini-agent/internal/bundle"
 	"github.com/org/mini-agent/internal/config"
+	"github.com/org/mini-agent/internal/flaky"
 	"github.com/org/mini-agent/internal/pipeline"
 	"github.com/org/mini-agent/internal/publish"
 	"github.com/org/mini-agent/internal/route"
@@ -87,6 +88,29 @@ func TestForPublished(t *testing.T) {
 	} {
 		if got := ForPublished(c.outcome, c.bundle); got != c.want {
 			t.Errorf("ForPublished(%q, %q) = %d, want %d", c.outcome, c.bundle, got, c.want)
+		}
+	}
+}
+
+func TestForFlaky(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		flakyN, failingN int
+		fix              flaky.FixStatus
+		want             int
+	}{
+		{0, 0, "", OK},
+		{1, 0, "", NotFixed},
+		{0, 1, "", NotFixed},
+		{1, 0, flaky.FixProven, OK},
+		{1, 1, flaky.FixProven, NotFixed},
+		{2, 0, flaky.FixProven, NotFixed},
+		{1, 0, flaky.FixUnproven, NotFixed},
+		{1, 0, flaky.FixFailedBar, ValidationFailed},
+		{1, 0, flaky.FixRejected, ValidationFailed},
+	} {
+		if got := ForFlaky(c.flakyN, c.failingN, c.fix); got != c.want {
+			t.Errorf("ForFlaky(%d, %d, %q) = %d, want %d", c.flakyN, c.failingN, c.fix, got, c.want)
 		}
 	}
 }

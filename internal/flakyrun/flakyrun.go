@@ -1,0 +1,423 @@
+// Package flakyrun is the job behind `mini-agent flaky`: it runs a
+// workspace's test command again and again under stressors, reads every
+// run's per-test outcomes, and gathers each test's evidence (runs,
+// failures, messages, race reports, shuffle seeds) for internal/flaky to
+// judge as flaky, failing or passing.
+//
+// Go tests run with -json and rotating stressors (-count, -race,
+// -shuffle=on, -cpu 1,2,4); other runners repeat the command as
+// configured. Every run goes through the run_test tool's contained path
+// (tools.RunTest: environment allow-list, kernel sandbox, kill of every
+// child, deadline). Budgets: a number of command runs and a wall-clock
+// limit; ctx cancels at any time.
+package flakyrun
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/org/mini-agent/internal/flaky"
+	"github.com/org/mini-agent/internal/testcmd"
+	"github.com/org/mini-agent/tools"
+)
+
+// Default budgets.
+const (
+	DefaultMaxRuns = 40
+	DefaultMaxTime = 10 * time.Minute
+	// DefaultMinRuns is how many clean executions of a test end its
+	// examination when it never failed.
+	DefaultMinRuns = 30
+	// defaultRunTimeout bounds one run of the command.
+	defaultRunTimeout = 5 * time.Minute
+)
+
+// Why a detection stopped.
+const (
+	StopEvidence = "evidence" // every test had enough evidence
+	StopMaxRuns  = "max-runs" // the run budget ended it
+	StopMaxTime  = "max-time" // the time budget ended it
+)
+
+// Config is one detection.
+type Config struct {
+	// Workdir is the workspace the tests run in.
+	Workdir string
+	// Command is the parsed test command (trusted).
+	Command *testcmd.Command
+	// Tests, when set, are the tests to examine instead of the whole suite
+	// (untrusted: validated by testcmd's narrowing).
+	Tests []string
+	// MaxRuns bounds the runs of the command; 0 means DefaultMaxRuns.
+	MaxRuns int
+	// MaxTime bounds the wall-clock time; 0 means DefaultMaxTime.
+	MaxTime time.Duration
+	// MinRuns is the clean executions after which a never-failing test is
+	// done; 0 means DefaultMinRuns.
+	MinRuns int
+	// RunTimeout bounds one run; 0 means the lesser of 5 minutes and MaxTime.
+	RunTimeout time.Duration
+	// Stress, when non-empty, replaces the Go stressor rotation (the
+	// acceptance bar reruns with the stressors that showed the flake).
+	Stress []testcmd.Stress
+	// Done, when set, replaces the stop rule: the detection ends when it
+	// returns true for the evidence so far (the rerun bar).
+	Done func(tests []*flaky.Evidence) bool
+	// KeepFailureLog keeps the full output of the first run in which each
+	// test failed (up to maxKeptLogs tests), in Result.FailureLogs (the fix
+	// job's failure).
+	KeepFailureLog bool
+	// The run_test tool's containment settings (see tools.RunTestConfig).
+	Env, EnvAllow, SecretNames, WritableDirs []string
+	NoSandbox                                bool
+	// Progress receives one line per run; nil discards.
+	Progress io.Writer
+}
+
+// Run is one run of the command.
+type Run struct {
+	Argv     []string      `json:"argv"`
+	Flags    string        `json:"flags,omitempty"`
+	Seeds    []string      `json:"seeds,omitempty"`
+	ExitCode int           `json:"exit_code"`
+	Duration time.Duration `json:"duration_ns"`
+	// Failed names the tests that failed in this run.
+	Failed []string `json:"failed,omitempty"`
+}
+
+// Result is a detection's evidence.
+type Result struct {
+	// Tests are the examined tests' evidence, sorted by ID.
+	Tests []*flaky.Evidence
+	// Runs are the command runs made, in order.
+	Runs []Run
+	// Stop says why it stopped (StopEvidence, StopMaxRuns, StopMaxTime).
+	Stop string
+	// FailureLogs map a test to a copy of the output of the first run it
+	// failed in, outside the workspace, when Config.KeepFailureLog; the
+	// caller removes them with RemoveLogs.
+	FailureLogs map[string]string
+	// Notes say what could not be done as asked (a stressor dropped, the
+	// output read as one outcome).
+	Notes    []string
+	Duration time.Duration
+}
+
+// goRotation is the stressors rotated across Go rounds. Every round
+// shuffles, so every failure has a seed that reproduces its order.
+var goRotation = []testcmd.Stress{
+	{Count: 1, Race: true, Shuffle: "on"},
+	{Count: 1, Shuffle: "on"},
+	{Count: 1, Shuffle: "on", CPU: []int{1, 2, 4}},
+	{Count: 3, Shuffle: "on"},
+}
+
+// Detect stress-runs the tests and returns their evidence. It returns an
+// error (and no verdicts) when the command cannot run, a narrowing is
+// invalid, or the output never told a test's outcome; on cancellation the
+// context's error.
+func Detect(ctx context.Context, cfg Config) (*Result, error) {
+	res := &Result{}
+	if err := detect(ctx, cfg, res); err != nil {
+		res.RemoveLogs()
+		return nil, err
+	}
+	return res, nil
+}
+
+func detect(ctx context.Context, cfg Config, res *Result) error {
+	if cfg.Command == nil {
+		return errors.New("flakyrun: no test command")
+	}
+	if cfg.MaxRuns < 0 || cfg.MaxTime < 0 || cfg.MinRuns < 0 {
+		return errors.New("flakyrun: negative budget")
+	}
+	maxRuns := cmp(cfg.MaxRuns, DefaultMaxRuns)
+	maxTime := cmpDur(cfg.MaxTime, DefaultMaxTime)
+	minRuns := cmp(cfg.MinRuns, DefaultMinRuns)
+	runTimeout := cmpDur(cfg.RunTimeout, min(defaultRunTimeout, maxTime))
+
+	ws, err := tools.OpenWorkspace(cfg.Workdir, tools.WorkspaceOptions{})
+	if err != nil {
+		return err
+	}
+	defer ws.Close()
+	rt := tools.NewRunTest(ws, tools.RunTestConfig{
+		Command: cfg.Command, Timeout: runTimeout, Env: cfg.Env, EnvAllow: cfg.EnvAllow,
+		SecretNames: cfg.SecretNames, WritableDirs: cfg.WritableDirs, NoSandbox: cfg.NoSandbox,
+	})
+
+	start := time.Now()
+	deadline := start.Add(maxTime)
+	tctx, cancel := context.WithDeadline(ctx, deadline)
+	defer cancel()
+
+	d := &detection{cfg: cfg, tests: map[string]*tracked{}, rotation: goRotation}
+	if len(cfg.Stress) > 0 {
+		d.rotation = cfg.Stress
+	}
+	isGo := cfg.Command.Runner() == testcmd.Go
+	sel := testcmd.Selection{Tests: cfg.Tests}
+	for len(res.Runs) < maxRuns {
+		if d.finished(minRuns) {
+			res.Stop = StopEvidence
+			break
+		}
+		stress := testcmd.Stress{}
+		if isGo {
+			stress = d.nextStress()
+		}
+		out, err := rt.RunStressed(tctx, sel, testcmd.GoJSON, stress)
+		if err != nil && ctx.Err() == nil && tctx.Err() != nil {
+			res.Stop = StopMaxTime // the run cut by the time budget is not counted
+			break
+		}
+		if err != nil {
+			if out.LogPath != "" {
+				os.Remove(out.LogPath)
+			}
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			return fmt.Errorf("flakyrun: %w", err)
+		}
+		run, perr := d.record(out, stress)
+		if perr == nil && cfg.KeepFailureLog {
+			perr = res.keepLogs(out.LogPath, run.Failed)
+		}
+		os.Remove(out.LogPath)
+		if perr != nil {
+			return perr
+		}
+		res.Runs = append(res.Runs, run)
+		d.progress(len(res.Runs), maxRuns, run)
+		if time.Now().After(deadline) {
+			res.Stop = StopMaxTime
+			break
+		}
+	}
+	if res.Stop == "" {
+		if d.finished(minRuns) {
+			res.Stop = StopEvidence
+		} else {
+			res.Stop = StopMaxRuns
+		}
+	}
+	res.Duration = time.Since(start)
+	res.Notes = d.notes
+	if missing := d.missing(); len(missing) > 0 && len(res.Runs) > 0 {
+		return fmt.Errorf("flakyrun: %q never ran in %d runs: check the names", missing, len(res.Runs))
+	}
+	res.Tests = d.evidence()
+	if len(res.Tests) == 0 && len(res.Runs) > 0 {
+		return errors.New("flakyrun: the test command ran but no test outcome could be read from its output")
+	}
+	return nil
+}
+
+// tracked is one test's evidence; hidden ones (a package's outcome
+// outside its tests) are reported only once they failed.
+type tracked struct {
+	ev     *flaky.Evidence
+	hidden bool
+}
+
+type detection struct {
+	cfg      Config
+	tests    map[string]*tracked
+	rotation []testcmd.Stress
+	round    int
+	dropRace bool
+	notes    []string
+}
+
+// nextStress is the next stressor of the rotation, skipping -race once it
+// proved unusable here.
+func (d *detection) nextStress() testcmd.Stress {
+	for {
+		s := d.rotation[d.round%len(d.rotation)]
+		d.round++
+		if s.Race && d.dropRace {
+			if len(d.rotation) == 1 {
+				s.Race = false
+				return s
+			}
+			continue
+		}
+		return s
+	}
+}
+
+// finished applies Config.Done, or the default rule.
+func (d *detection) finished(minRuns int) bool {
+	if d.cfg.Done != nil {
+		return len(d.tests) > 0 && d.missing() == nil && d.cfg.Done(d.evidence())
+	}
+	return d.done(minRuns)
+}
+
+// maxKeptLogs bounds the tests whose failing output is kept.
+const maxKeptLogs = 10
+
+// keepLogs keeps the log for each failed test that has none yet.
+func (r *Result) keepLogs(path string, failed []string) error {
+	kept := ""
+	for _, id := range failed {
+		if _, ok := r.FailureLogs[id]; ok || len(r.FailureLogs) >= maxKeptLogs {
+			continue
+		}
+		if kept == "" {
+			var err error
+			if kept, err = keepLog(path); err != nil {
+				return err
+			}
+		}
+		if r.FailureLogs == nil {
+			r.FailureLogs = map[string]string{}
+		}
+		r.FailureLogs[id] = kept
+	}
+	return nil
+}
+
+// RemoveLogs removes the kept failure logs.
+func (r *Result) RemoveLogs() {
+	for _, p := range r.FailureLogs {
+		os.Remove(p)
+	}
+	r.FailureLogs = nil
+}
+
+// keepLog copies a run's log to a temporary file.
+func keepLog(path string) (string, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return "", fmt.Errorf("flakyrun: keep the failing run's output: %w", err)
+	}
+	f, err := os.CreateTemp("", "mini-agent-flaky-*.log")
+	if err != nil {
+		return "", fmt.Errorf("flakyrun: keep the failing run's output: %w", err)
+	}
+	_, err = f.Write(data)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		os.Remove(f.Name())
+		return "", fmt.Errorf("flakyrun: keep the failing run's output: %w", err)
+	}
+	return f.Name(), nil
+}
+
+// done reports that every test has enough evidence: a verdict-ending
+// number of failures, or minRuns clean executions.
+func (d *detection) done(minRuns int) bool {
+	if len(d.tests) == 0 {
+		return false
+	}
+	if missing := d.missing(); len(missing) > 0 {
+		return false
+	}
+	for _, t := range d.tests {
+		if t.hidden && t.ev.Failures == 0 {
+			continue
+		}
+		if !t.ev.Enough() && !(t.ev.Failures == 0 && t.ev.Runs >= minRuns) {
+			return false
+		}
+	}
+	return true
+}
+
+// missing are the selected tests no run reported (none when the output
+// is read as one outcome of SuiteID).
+func (d *detection) missing() []string {
+	if d.tests[SuiteID] != nil && !d.tests[SuiteID].hidden {
+		return nil
+	}
+	var out []string
+	for _, id := range d.cfg.Tests {
+		if d.tests[strings.TrimSpace(id)] == nil {
+			out = append(out, id)
+		}
+	}
+	return out
+}
+
+func (d *detection) add(id string, hidden bool, o flaky.Outcome) {
+	t := d.tests[id]
+	if t == nil {
+		t = &tracked{ev: &flaky.Evidence{ID: id}, hidden: hidden}
+		d.tests[id] = t
+	}
+	if t.ev.Enough() {
+		// This test's examination is over: later runs do not count. A
+		// race report is still kept: it names the cause, whenever seen.
+		if o.Race != "" && len(t.ev.Races) < flaky.MaxRaces && !slices.ContainsFunc(t.ev.Races, func(r string) bool {
+			return flaky.NormalizeMessage(r) == flaky.NormalizeMessage(o.Race)
+		}) {
+			t.ev.Races = append(t.ev.Races, o.Race)
+		}
+		return
+	}
+	t.ev.Add(o)
+}
+
+func (d *detection) note(s string) {
+	if !slices.Contains(d.notes, s) {
+		d.notes = append(d.notes, s)
+	}
+}
+
+// evidence is what is reported, sorted by ID.
+func (d *detection) evidence() []*flaky.Evidence {
+	var out []*flaky.Evidence
+	for _, t := range d.tests {
+		if t.hidden && t.ev.Failures == 0 {
+			continue
+		}
+		out = append(out, t.ev)
+	}
+	slices.SortFunc(out, func(a, b *flaky.Evidence) int { return strings.Compare(a.ID, b.ID) })
+	return out
+}
+
+func (d *detection) progress(n, max int, r Run) {
+	if d.cfg.Progress == nil {
+		return
+	}
+	status := "passed"
+	if len(r.Failed) > 0 {
+		status = fmt.Sprintf("%d failed (%s)", len(r.Failed), strings.Join(r.Failed[:min(3, len(r.Failed))], ", "))
+		if len(r.Failed) > 3 {
+			status += ", ..."
+		}
+	} else if r.ExitCode != 0 {
+		status = fmt.Sprintf("exit %d", r.ExitCode)
+	}
+	flags := r.Flags
+	if flags == "" {
+		flags = "as configured"
+	}
+	fmt.Fprintf(d.cfg.Progress, "flaky: run %d/%d [%s] %s in %v\n", n, max, flags, status, r.Duration.Round(time.Millisecond))
+}
+
+func cmp(v, def int) int {
+	if v == 0 {
+		return def
+	}
+	return v
+}
+
+func cmpDur(v, def time.Duration) time.Duration {
+	if v == 0 {
+		return def
+	}
+	return v
+}

@@ -1,0 +1,282 @@
+package flakyrun
+
+import (
+	"context"
+	"errors"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/org/mini-agent/internal/flaky"
+	"github.com/org/mini-agent/internal/testcmd"
+)
+
+// copyModule copies a module (not its .diff patches) into a temp dir.
+func copyModule(t *testing.T, src string) string {
+	t.Helper()
+	dst := t.TempDir()
+	err := filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(src, p)
+		if d.IsDir() {
+			if d.Name() == "__pycache__" {
+				return filepath.SkipDir
+			}
+			return os.MkdirAll(filepath.Join(dst, rel), 0o755)
+		}
+		if strings.HasSuffix(p, ".diff") {
+			return nil
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(filepath.Join(dst, rel), data, 0o644)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dst
+}
+
+// flakyFixture is one of internal/flaky's real flaky modules.
+func flakyFixture(t *testing.T, name string) string {
+	return copyModule(t, filepath.Join("..", "flaky", "testdata", "fixtures", name))
+}
+
+func mustParse(t *testing.T, line string) *testcmd.Command {
+	t.Helper()
+	c, err := testcmd.Parse(line)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+func find(res *Result, id string) *flaky.Evidence {
+	for _, e := range res.Tests {
+		if e.ID == id {
+			return e
+		}
+	}
+	return nil
+}
+
+// TestDetectGoFixturesFlaky finds each Go fixture's flaky test within the
+// default budgets, from the whole suite (no --tests).
+func TestDetectGoFixturesFlaky(t *testing.T) {
+	if testing.Short() {
+		t.Skip("stress-runs real flaky modules with go test")
+	}
+	cases := []struct {
+		fixture, test string
+		race          bool // a race report is expected
+	}{
+		{"order", "TestStartsEmpty", false},
+		{"race", "TestResult", true},
+		{"sleepwait", "TestGet", false},
+		{"maporder", "TestNames", false},
+		{"randjitter", "TestDelay", false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.fixture, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
+			defer cancel()
+			dir := flakyFixture(t, tc.fixture)
+			res, err := Detect(ctx, Config{Workdir: dir, Command: mustParse(t, "go test ./...")})
+			if err != nil {
+				t.Fatal(err)
+			}
+			e := find(res, tc.test)
+			if e == nil {
+				t.Fatalf("%s not in the result: %+v", tc.test, res.Tests)
+			}
+			v, err := e.Verdict()
+			if err != nil || v != flaky.VerdictFlaky {
+				t.Fatalf("%s: verdict %s (%v) after %d runs, %d failures, want flaky; stop %s", tc.test, v, err, e.Runs, e.Failures, res.Stop)
+			}
+			if len(res.Runs) > DefaultMaxRuns {
+				t.Errorf("%d command runs, over the default budget %d", len(res.Runs), DefaultMaxRuns)
+			}
+			if len(e.Messages) == 0 {
+				t.Errorf("%s: no failure message kept", tc.test)
+			}
+			if len(e.Seeds) == 0 {
+				t.Errorf("%s: no -shuffle seed recorded for a failing run", tc.test)
+			}
+			for _, s := range e.Seeds {
+				if _, err := strconv.ParseInt(s, 10, 64); err != nil {
+					t.Errorf("seed %q is not a decimal seed", s)
+				}
+			}
+			if tc.race && len(e.Races) == 0 {
+				t.Errorf("%s: no race report", tc.test)
+			}
+			t.Logf("%s/%s: %d failures in %d runs, %d command runs in %v, stopped by %s; seeds %v",
+				tc.fixture, tc.test, e.Failures, e.Runs, len(res.Runs), res.Duration.Round(time.Millisecond), res.Stop, e.Seeds)
+		})
+	}
+}
+
+// TestDetectPassingAndFailing: a module whose tests always pass reports
+// passing; an always-failing test is failing, its passing sibling passing.
+func TestDetectPassingAndFailing(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs go test")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	res, err := Detect(ctx, Config{Workdir: copyModule(t, "testdata/passing"), Command: mustParse(t, "go test ./..."), MinRuns: 8})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []string{"TestMax", "TestMaxNegative"} {
+		e := find(res, id)
+		if e == nil {
+			t.Fatalf("%s missing: %+v", id, res.Tests)
+		}
+		if v, _ := e.Verdict(); v != flaky.VerdictPassing || e.Runs < 8 {
+			t.Errorf("%s: %s after %d runs, want passing after at least 8", id, v, e.Runs)
+		}
+	}
+	if res.Stop != StopEvidence {
+		t.Errorf("stopped by %s, want evidence", res.Stop)
+	}
+
+	res, err = Detect(ctx, Config{Workdir: copyModule(t, "testdata/failing"), Command: mustParse(t, "go test ./..."), MinRuns: 8})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := find(res, "TestSum")
+	if v, _ := e.Verdict(); e == nil || v != flaky.VerdictFailing {
+		t.Fatalf("TestSum: %+v, want failing", e)
+	}
+	if e.Failures < flaky.FailingStopFailures || !strings.Contains(e.Messages[0], "Sum(1, 2, 3) = 5, want 6") {
+		t.Errorf("TestSum: %d failures, messages %q", e.Failures, e.Messages)
+	}
+	if v, _ := find(res, "TestSumEmpty").Verdict(); v != flaky.VerdictPassing {
+		t.Errorf("TestSumEmpty: %s, want passing", v)
+	}
+	if len(res.Tests) != 2 {
+		t.Errorf("tests %v, want exactly TestSum and TestSumEmpty", res.Tests)
+	}
+}
+
+// TestDetectSelectedTests narrows to --tests and refuses a name that never runs.
+func TestDetectSelectedTests(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs go test")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	dir := copyModule(t, "testdata/failing")
+	res, err := Detect(ctx, Config{Workdir: dir, Command: mustParse(t, "go test ./..."), Tests: []string{"TestSumEmpty"}, MinRuns: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Tests) != 1 || res.Tests[0].ID != "TestSumEmpty" {
+		t.Fatalf("tests %v, want TestSumEmpty only", res.Tests)
+	}
+	_, err = Detect(ctx, Config{Workdir: dir, Command: mustParse(t, "go test ./..."), Tests: []string{"TestNope"}, MaxRuns: 2})
+	if err == nil || !strings.Contains(err.Error(), "TestNope") {
+		t.Errorf("a test that never runs: err = %v, want one naming it", err)
+	}
+	_, err = Detect(ctx, Config{Workdir: dir, Command: mustParse(t, "go test ./..."), Tests: []string{"TestSum; rm -rf /"}})
+	if !errors.Is(err, testcmd.ErrNarrowing) {
+		t.Errorf("a hostile name: err = %v, want ErrNarrowing", err)
+	}
+}
+
+// TestDetectBudget: --max-runs 3 stops after three command runs and says so.
+func TestDetectBudget(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs go test")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	res, err := Detect(ctx, Config{Workdir: copyModule(t, "testdata/passing"), Command: mustParse(t, "go test ./..."), MaxRuns: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Runs) != 3 || res.Stop != StopMaxRuns {
+		t.Errorf("%d runs, stopped by %s; want 3, max-runs", len(res.Runs), res.Stop)
+	}
+	rep, err := NewReport("go test ./...", res)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := rep.Summary(); !strings.Contains(s, "--max-runs") {
+		t.Errorf("summary does not say the run budget ended it:\n%s", s)
+	}
+	// Every round shuffles; the rotation starts with -race.
+	if !strings.Contains(res.Runs[0].Flags, "-race") || !strings.Contains(res.Runs[1].Flags, "-shuffle=on") || strings.Contains(res.Runs[1].Flags, "-race") {
+		t.Errorf("flags %q, %q", res.Runs[0].Flags, res.Runs[1].Flags)
+	}
+	if len(res.Runs[0].Seeds) != 1 {
+		t.Errorf("run 1 seeds %v, want one", res.Runs[0].Seeds)
+	}
+}
+
+// TestDetectPytestFixture: pytest -v names each test's result, so the
+// flaky test and its passing sibling get their own verdicts; the flaky
+// one's evidence stops at 5 failures.
+func TestDetectPytestFixture(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs pytest")
+	}
+	if _, err := exec.LookPath("pytest"); err != nil {
+		t.Fatalf("pytest is needed (Debian/Ubuntu: apt-get install python3-pytest): %v", err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	res, err := Detect(ctx, Config{Workdir: flakyFixture(t, "pyids"), Command: mustParse(t, "pytest -v -p no:cacheprovider"),
+		Env: append(os.Environ(), "PYTHONDONTWRITEBYTECODE=1")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := find(res, "test_ids.py::test_two_ids_differ")
+	if e == nil {
+		t.Fatalf("flaky test missing: %+v", res.Tests)
+	}
+	if v, _ := e.Verdict(); v != flaky.VerdictFlaky || e.Failures != flaky.EarlyStopFailures {
+		t.Errorf("test_two_ids_differ: %s with %d failures in %d runs; want flaky, stopped at %d failures", v, e.Failures, e.Runs, flaky.EarlyStopFailures)
+	}
+	if len(e.Messages) == 0 || !strings.Contains(e.Messages[0], "both requests got") {
+		t.Errorf("messages %q", e.Messages)
+	}
+	if v, _ := find(res, "test_ids.py::test_prefix").Verdict(); v != flaky.VerdictPassing {
+		t.Errorf("test_prefix: %s, want passing", v)
+	}
+	t.Logf("pyids: %d failures in %d runs, %d command runs in %v", e.Failures, e.Runs, len(res.Runs), res.Duration.Round(time.Millisecond))
+}
+
+// TestDetectSuiteOutcome: a runner whose output does not name each test's
+// result counts each run as one outcome of (suite), and says so.
+func TestDetectSuiteOutcome(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs go test")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	// Shell syntax: no -json, no narrowing, no per-test output.
+	res, err := Detect(ctx, Config{Workdir: copyModule(t, "testdata/failing"), Command: mustParse(t, "go test ./... >/dev/null 2>&1")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Tests) != 1 || res.Tests[0].ID != SuiteID {
+		t.Fatalf("tests %+v, want (suite) only", res.Tests)
+	}
+	if v, _ := res.Tests[0].Verdict(); v != flaky.VerdictFailing || len(res.Runs) != flaky.FailingStopFailures {
+		t.Errorf("(suite): %s after %d runs, want failing after %d", v, len(res.Runs), flaky.FailingStopFailures)
+	}
+	if len(res.Notes) == 0 || !strings.Contains(res.Notes[0], "one outcome") {
+		t.Errorf("notes %q do not say the runs count as one outcome", res.Notes)
+	}
+}

@@ -1,0 +1,3 @@
+module example.com/passing
+
+go 1.24
