@@ -10,6 +10,8 @@
 // (tools.RunTest: environment allow-list, kernel sandbox, kill of every
 // child, deadline). Budgets: a number of command runs and a wall-clock
 // limit; ctx cancels at any time.
+//
+// Job level: uses tools, pipeline, testcmd, flaky and diffcheck.
 package flakyrun
 
 import (

@@ -62,6 +62,7 @@ var table = map[string]layer{
 	"internal/bundle":     job,
 	"internal/flakyscan":  job,
 	"internal/flakyissue": job,
+	"internal/flakyrun":   job,
 
 	"internal/failure":   leaf,
 	"internal/patch":     leaf,
