@@ -69,25 +69,10 @@ func (c *console) summary(p *prepared, b *bundle.Bundle, res *publish.Result) st
 	}
 	w.WriteString(report.Body(b, report.Options{CINote: publish.CINote, Version: c.env.Version}))
 	if b.Diff != "" && res.Action != publish.ActionPRCreated && res.Action != publish.ActionPRUpdated && res.Action != publish.ActionPushed {
-		fence := fenceFor(b.Diff)
+		fence := report.Fence(b.Diff, 4)
 		fmt.Fprintf(&w, "\n<details><summary>Diff (%s)</summary>\n\n%sdiff\n%s\n%s\n</details>\n", b.Status, fence, strings.TrimRight(cut(b.Diff, 200_000), "\n"), fence)
 	}
 	return w.String()
-}
-
-// fenceFor is a backtick fence longer than any run of backticks in s (at
-// least four), so the model-written diff cannot close its code block.
-func fenceFor(s string) string {
-	longest, run := 0, 0
-	for i := 0; i < len(s); i++ {
-		if s[i] == '`' {
-			run++
-			longest = max(longest, run)
-		} else {
-			run = 0
-		}
-	}
-	return strings.Repeat("`", max(4, longest+1))
 }
 
 func cut(s string, n int) string {

@@ -41,10 +41,7 @@ func code(s string) string { return "`" + inline(s) + "`" }
 // line of the text can close.
 func fenced(s string) string {
 	s = untrusted(s)
-	fence := "```"
-	for strings.Contains(s, fence) {
-		fence += "`"
-	}
+	fence := report.Fence(s, 3)
 	return fence + "text\n" + strings.TrimRight(s, "\n") + "\n" + fence + "\n"
 }
 

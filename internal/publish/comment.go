@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/org/mini-agent/ghapi"
+	"github.com/org/mini-agent/internal/report"
 )
 
 // maxDiffInComment bounds the diff shown in a comment.
@@ -75,24 +76,9 @@ func withDiff(body, diff, title string) string {
 		diff = cutUTF8(diff, room)
 		note = fmt.Sprintf("\n_Diff cut at %d bytes; the whole diff is in the bundle artifact._\n", room)
 	}
-	fence := fenceFor(diff)
+	fence := report.Fence(diff, 3)
 	return fmt.Sprintf("%s\n<details><summary>%s (%d lines)</summary>\n\n%sdiff\n%s\n%s\n%s</details>\n",
 		body, title, lines, fence, strings.TrimRight(diff, "\n"), fence, note)
-}
-
-// fenceFor returns a backtick fence longer than any run of backticks in s,
-// so the content cannot close the code block and turn into markdown.
-func fenceFor(s string) string {
-	longest, run := 0, 0
-	for _, r := range s {
-		if r == '`' {
-			run++
-			longest = max(longest, run)
-		} else {
-			run = 0
-		}
-	}
-	return strings.Repeat("`", max(3, longest+1))
 }
 
 func clampComment(s string) string {

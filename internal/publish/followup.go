@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/org/mini-agent/ghapi"
+	"github.com/org/mini-agent/internal/report"
 )
 
 // FollowUpCap is how many completions failing with one signature update a
@@ -140,22 +141,8 @@ func failureBlock(text string) string {
 	text = cutUTF8(strings.ToValidUTF8(text, "?"), maxContextBytes)
 	// No line of log text may read as one of mini-agent's markers.
 	text = strings.ReplaceAll(text, "<!--", "<!\u200b--")
-	f := fence(text)
+	f := report.Fence(text, 3)
 	return "<details><summary>Failure context of the run</summary>\n\n" + f + "text\n" + text + "\n" + f + "\n\n</details>"
-}
-
-// fence is a backtick fence longer than any backtick run in s.
-func fence(s string) string {
-	longest, run := 0, 0
-	for _, c := range s {
-		if c == '`' {
-			run++
-			longest = max(longest, run)
-		} else {
-			run = 0
-		}
-	}
-	return strings.Repeat("`", max(3, longest+1))
 }
 
 // RefreshAPI is what refreshing CI sections calls.

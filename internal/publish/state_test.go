@@ -39,9 +39,6 @@ func TestKeyAndState(t *testing.T) {
 
 func TestWithDiffBounds(t *testing.T) {
 	t.Parallel()
-	if got := fenceFor("a ``` b ````` c"); got != "``````" {
-		t.Errorf("fenceFor = %q", got)
-	}
 	huge := strings.Repeat("+x\n", 20000)
 	out := withDiff("body\n", huge, "Diff")
 	if len(out) > maxDiffInComment+1000 || !strings.Contains(out, "Diff cut at") {
