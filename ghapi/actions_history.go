@@ -118,26 +118,10 @@ func (c *Client) RunsByDay(ctx context.Context, owner, repo string, end time.Tim
 
 func toListedRun(r *github.WorkflowRun) ListedRun {
 	lr := ListedRun{
-		Run: Run{
-			ID:         r.GetID(),
-			Name:       r.GetName(),
-			WorkflowID: r.GetWorkflowID(),
-			Event:      r.GetEvent(),
-			Status:     r.GetStatus(),
-			Conclusion: r.GetConclusion(),
-			RunAttempt: r.GetRunAttempt(),
-			HeadSHA:    r.GetHeadSHA(),
-			HeadBranch: r.GetHeadBranch(),
-			HeadRepo:   r.GetHeadRepository().GetFullName(),
-			Repo:       r.GetRepository().GetFullName(),
-			HTMLURL:    r.GetHTMLURL(),
-		},
+		Run:       runFrom(r),
 		CreatedAt: r.GetCreatedAt().Time,
 		StartedAt: r.GetRunStartedAt().Time,
 		UpdatedAt: r.GetUpdatedAt().Time,
-	}
-	for _, pr := range r.PullRequests {
-		lr.PullRequests = append(lr.PullRequests, pr.GetNumber())
 	}
 	if lr.RunAttempt < 1 {
 		lr.RunAttempt = 1

@@ -51,7 +51,13 @@ func (c *Client) WorkflowRun(ctx context.Context, owner, repo string, id int64) 
 	if err != nil {
 		return nil, c.fail(fmt.Sprintf("get workflow run %d", id), permActionsRead, resp, err)
 	}
-	run := &Run{
+	run := runFrom(r)
+	return &run, nil
+}
+
+// runFrom is the run as go-github decodes it.
+func runFrom(r *github.WorkflowRun) Run {
+	run := Run{
 		ID:         r.GetID(),
 		Name:       r.GetName(),
 		WorkflowID: r.GetWorkflowID(),
@@ -68,7 +74,7 @@ func (c *Client) WorkflowRun(ctx context.Context, owner, repo string, id int64) 
 	for _, pr := range r.PullRequests {
 		run.PullRequests = append(run.PullRequests, pr.GetNumber())
 	}
-	return run, nil
+	return run
 }
 
 // FailedJobs lists the jobs of the run's latest attempt that failed or timed
