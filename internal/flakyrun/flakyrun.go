@@ -120,6 +120,29 @@ var goRotation = []testcmd.Stress{
 	{Count: 3, Shuffle: "on"},
 }
 
+// raceProbe is the stressor of the extra -race runs, and raceProbeRuns
+// their most.
+var raceProbe = testcmd.Stress{Count: 3, Race: true, Shuffle: "on"}
+
+const raceProbeRuns = 3
+
+// needRaceProbe reports whether a flaky test has no race report yet while
+// -race is usable and part of the rotation.
+func (d *detection) needRaceProbe() bool {
+	if d.dropRace || !slices.ContainsFunc(d.rotation, func(s testcmd.Stress) bool { return s.Race }) {
+		return false
+	}
+	for _, t := range d.tests {
+		if t.hidden || len(t.ev.Races) > 0 || !t.ev.Enough() {
+			continue
+		}
+		if v, err := t.ev.Verdict(); err == nil && v == flaky.VerdictFlaky {
+			return true
+		}
+	}
+	return false
+}
+
 // Detect stress-runs the tests and returns their evidence. It returns an
 // error (and no verdicts) when the command cannot run, a narrowing is
 // invalid, or the output never told a test's outcome; on cancellation the
@@ -166,6 +189,34 @@ func detect(ctx context.Context, cfg Config, res *Result) error {
 	}
 	isGo := cfg.Command.Runner() == testcmd.Go
 	sel := testcmd.Selection{Tests: cfg.Tests}
+	// one makes a command run under stress and records it; stop is true
+	// when the time budget cut it (the cut run is not counted).
+	one := func(stress testcmd.Stress) (stop bool, err error) {
+		out, err := rt.RunStressed(tctx, sel, testcmd.GoJSON, stress)
+		if err != nil && ctx.Err() == nil && tctx.Err() != nil {
+			return true, nil
+		}
+		if err != nil {
+			if out.LogPath != "" {
+				os.Remove(out.LogPath)
+			}
+			if ctx.Err() != nil {
+				return false, ctx.Err()
+			}
+			return false, fmt.Errorf("flakyrun: %w", err)
+		}
+		run, perr := d.record(out, stress)
+		if perr == nil && cfg.KeepFailureLog {
+			perr = res.keepLogs(out.LogPath, run.Failed)
+		}
+		os.Remove(out.LogPath)
+		if perr != nil {
+			return false, perr
+		}
+		res.Runs = append(res.Runs, run)
+		d.progress(len(res.Runs), maxRuns, run)
+		return false, nil
+	}
 	for len(res.Runs) < maxRuns {
 		if d.finished(minRuns) {
 			res.Stop = StopEvidence
@@ -175,31 +226,11 @@ func detect(ctx context.Context, cfg Config, res *Result) error {
 		if isGo {
 			stress = d.nextStress()
 		}
-		out, err := rt.RunStressed(tctx, sel, testcmd.GoJSON, stress)
-		if err != nil && ctx.Err() == nil && tctx.Err() != nil {
-			res.Stop = StopMaxTime // the run cut by the time budget is not counted
-			break
-		}
+		stop, err := one(stress)
 		if err != nil {
-			if out.LogPath != "" {
-				os.Remove(out.LogPath)
-			}
-			if ctx.Err() != nil {
-				return ctx.Err()
-			}
-			return fmt.Errorf("flakyrun: %w", err)
+			return err
 		}
-		run, perr := d.record(out, stress)
-		if perr == nil && cfg.KeepFailureLog {
-			perr = res.keepLogs(out.LogPath, run.Failed)
-		}
-		os.Remove(out.LogPath)
-		if perr != nil {
-			return perr
-		}
-		res.Runs = append(res.Runs, run)
-		d.progress(len(res.Runs), maxRuns, run)
-		if time.Now().After(deadline) {
+		if stop || time.Now().After(deadline) {
 			res.Stop = StopMaxTime
 			break
 		}
@@ -209,6 +240,21 @@ func detect(ctx context.Context, cfg Config, res *Result) error {
 			res.Stop = StopEvidence
 		} else {
 			res.Stop = StopMaxRuns
+		}
+	}
+	// A flaky Go test whose failures never came with a race report gets a
+	// few more -race runs within the budgets: only one round in four of the
+	// rotation runs -race, and when the cause is a data race its report is
+	// the evidence that names it. These runs add race reports only: every
+	// test's examination is already over.
+	for probes := 0; isGo && res.Stop == StopEvidence && probes < raceProbeRuns && len(res.Runs) < maxRuns &&
+		time.Now().Before(deadline) && d.needRaceProbe(); probes++ {
+		stop, err := one(raceProbe)
+		if err != nil {
+			return err
+		}
+		if stop {
+			break
 		}
 	}
 	res.Duration = time.Since(start)
