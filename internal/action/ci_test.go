@@ -26,6 +26,9 @@ func (sc *scene) withWorkflow(t *testing.T, src string) int64 {
 // PR, dispatches the failing workflow on the fix branch, waits for the run
 // (ci-wait-minutes) and shows its failure in the PR body.
 func TestActionDispatchesCIOnTheFixBranch(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow end-to-end test; run without -short (scripts/test.sh does)")
+	}
 	t.Parallel()
 	sc := newScene(t, "")
 	wf := sc.withWorkflow(t, "name: CI\non:\n  push:\n  workflow_dispatch:\njobs:\n  test:\n    runs-on: ubuntu-latest\n")
@@ -79,6 +82,9 @@ func TestActionDispatchesCIOnTheFixBranch(t *testing.T) {
 // TestActionCINotDispatchableSaysWhy: without the trigger, the PR says why
 // in one line and how to enable it, and nothing is dispatched.
 func TestActionCINotDispatchableSaysWhy(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow end-to-end test; run without -short (scripts/test.sh does)")
+	}
 	t.Parallel()
 	sc := newScene(t, "")
 	wf := sc.withWorkflow(t, "name: CI\non: [push]\njobs:\n  test:\n    runs-on: ubuntu-latest\n")

@@ -83,6 +83,9 @@ func TestActionFollowUpNeverLoops(t *testing.T) {
 // (here the next failure) first updates the CI section of the PR whose
 // dispatched run finished, before its own work replaces the PR's commit.
 func TestActionRefreshesFinishedCI(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow end-to-end test; run without -short (scripts/test.sh does)")
+	}
 	t.Parallel()
 	sc := newScene(t, "")
 	wf := sc.withWorkflow(t, "on:\n  workflow_dispatch:\njobs:\n  test:\n    runs-on: ubuntu-latest\n")
@@ -106,6 +109,9 @@ func TestActionRefreshesFinishedCI(t *testing.T) {
 // TestActionScheduledRunRefreshes: a scheduled run only refreshes: the PR
 // whose dispatched run passed says so, nothing else is written.
 func TestActionScheduledRunRefreshes(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow end-to-end test; run without -short (scripts/test.sh does)")
+	}
 	t.Parallel()
 	sc := newScene(t, "")
 	wf := sc.withWorkflow(t, "on:\n  workflow_dispatch:\n  schedule:\n    - cron: '0 * * * *'\njobs:\n  t:\n    runs-on: ubuntu-latest\n")

@@ -22,6 +22,9 @@ const iterationScript = `{"tool_calls":[{"name":"apply_patch","arguments":{"patc
 // first fix), the body's report and changelog updated, no new PR, and the
 // outsider's text never reaches the model.
 func TestActionIterateOnReview(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow end-to-end test; run without -short (scripts/test.sh does)")
+	}
 	t.Parallel()
 	sc := newScene(t, "")
 	wf := sc.withWorkflow(t, "on: [push, workflow_dispatch]\njobs:\n  test:\n    runs-on: ubuntu-latest\n")
