@@ -5,7 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"flag"
-	"io/fs"
+	"github.com/org/mini-agent/internal/flaky/flakytest"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -96,7 +96,7 @@ func TestFlakyFailingJSONGolden(t *testing.T) {
 		t.Skip("runs go test")
 	}
 	t.Parallel()
-	dir := copyTree(t, filepath.Join("..", "..", "internal", "flakyrun", "testdata", "failing"))
+	dir := flakytest.CopyModule(t, filepath.Join("..", "..", "internal", "flakyrun", "testdata", "failing"))
 	jsonPath := filepath.Join(t.TempDir(), "flaky.json")
 	code, out, errOut := run(t, "flaky", "--workdir", dir, "--test-command", "go test ./...", "--max-runs", "4", "--json", jsonPath)
 	if code != 1 {
@@ -143,7 +143,7 @@ func TestFlakyPassingExitsZero(t *testing.T) {
 		t.Skip("runs go test")
 	}
 	t.Parallel()
-	dir := copyTree(t, filepath.Join("..", "..", "internal", "flakyrun", "testdata", "passing"))
+	dir := flakytest.CopyModule(t, filepath.Join("..", "..", "internal", "flakyrun", "testdata", "passing"))
 	code, out, errOut := run(t, "flaky", "--workdir", dir, "--test-command", "go test ./...", "--max-runs", "2")
 	if code != 0 || !strings.Contains(out, "0 flaky, 0 failing, 2 passing.") {
 		t.Errorf("exit %d, want 0\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
@@ -165,7 +165,7 @@ const nochangeDiff = `--- a/registry.go
 // usage error or "flaky".
 func TestFlakyCancelledExits130(t *testing.T) {
 	t.Parallel()
-	dir := copyTree(t, filepath.Join("..", "..", "internal", "flakyrun", "testdata", "passing"))
+	dir := flakytest.CopyModule(t, filepath.Join("..", "..", "internal", "flakyrun", "testdata", "passing"))
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	var out, errb bytes.Buffer
@@ -173,30 +173,6 @@ func TestFlakyCancelledExits130(t *testing.T) {
 	if code != 130 || out.Len() != 0 {
 		t.Errorf("exit %d, stdout %q, stderr %q; want 130 and no report", code, out.String(), errb.String())
 	}
-}
-
-// copyTree copies a directory into a temp dir.
-func copyTree(t *testing.T, src string) string {
-	t.Helper()
-	dst := t.TempDir()
-	err := filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(src, p)
-		if d.IsDir() {
-			return os.MkdirAll(filepath.Join(dst, rel), 0o755)
-		}
-		data, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		return os.WriteFile(filepath.Join(dst, rel), data, 0o644)
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return dst
 }
 
 // TestFlakyFixOrderFixture: --fix on the order fixture with a scripted
@@ -227,10 +203,7 @@ func TestFlakyFixOrderFixture(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
-			dir := copyTree(t, fixture)
-			for _, d := range []string{"proper.diff", "forbidden.diff"} {
-				os.Remove(filepath.Join(dir, d))
-			}
+			dir := flakytest.CopyModule(t, fixture)
 			var script strings.Builder
 			for _, name := range c.patches {
 				patch, err := os.ReadFile(filepath.Join(fixture, name))

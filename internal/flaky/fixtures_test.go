@@ -4,7 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"io/fs"
+	"github.com/org/mini-agent/internal/flaky/flakytest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -53,7 +53,7 @@ func TestFixturePatches(t *testing.T) {
 	for _, fx := range fixtures {
 		t.Run(fx.name, func(t *testing.T) {
 			t.Parallel()
-			before := copyFixture(t, fx.name)
+			before := flakytest.CopyModule(t, filepath.Join("testdata", "fixtures", fx.name))
 			proper := patched(t, fx.name, "proper.diff")
 			fs := checkPatch(t, fx.name, "proper.diff", before, proper)
 			if diffcheck.Rejected(fs) {
@@ -85,7 +85,7 @@ func TestFixturesFlakyThenProven(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 			defer cancel()
 
-			before := copyFixture(t, fx.name)
+			before := flakytest.CopyModule(t, filepath.Join("testdata", "fixtures", fx.name))
 			run := newRunner(ctx, t, fx, before)
 			start := time.Now()
 			if fx.shuffleOnly {
@@ -144,41 +144,10 @@ func TestFixturesFlakyThenProven(t *testing.T) {
 	}
 }
 
-// copyFixture copies the module (not its patches) into a temporary dir.
-func copyFixture(t *testing.T, name string) string {
-	t.Helper()
-	src := filepath.Join("testdata", "fixtures", name)
-	dst := t.TempDir()
-	err := filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(src, p)
-		if d.IsDir() {
-			if d.Name() == "__pycache__" {
-				return filepath.SkipDir
-			}
-			return os.MkdirAll(filepath.Join(dst, rel), 0o755)
-		}
-		if strings.HasSuffix(p, ".diff") {
-			return nil
-		}
-		data, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		return os.WriteFile(filepath.Join(dst, rel), data, 0o644)
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return dst
-}
-
 // patched is a copy of the fixture with one of its patches applied by git.
 func patched(t *testing.T, name, patch string) string {
 	t.Helper()
-	dir := copyFixture(t, name)
+	dir := flakytest.CopyModule(t, filepath.Join("testdata", "fixtures", name))
 	abs, err := filepath.Abs(filepath.Join("testdata", "fixtures", name, patch))
 	if err != nil {
 		t.Fatal(err)

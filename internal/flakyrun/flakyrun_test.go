@@ -3,7 +3,7 @@ package flakyrun
 import (
 	"context"
 	"errors"
-	"io/fs"
+	"github.com/org/mini-agent/internal/flaky/flakytest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -16,39 +16,9 @@ import (
 	"github.com/org/mini-agent/internal/testcmd"
 )
 
-// copyModule copies a module (not its .diff patches) into a temp dir.
-func copyModule(t *testing.T, src string) string {
-	t.Helper()
-	dst := t.TempDir()
-	err := filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(src, p)
-		if d.IsDir() {
-			if d.Name() == "__pycache__" {
-				return filepath.SkipDir
-			}
-			return os.MkdirAll(filepath.Join(dst, rel), 0o755)
-		}
-		if strings.HasSuffix(p, ".diff") {
-			return nil
-		}
-		data, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		return os.WriteFile(filepath.Join(dst, rel), data, 0o644)
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return dst
-}
-
 // flakyFixture is one of internal/flaky's real flaky modules.
 func flakyFixture(t *testing.T, name string) string {
-	return copyModule(t, filepath.Join("..", "flaky", "testdata", "fixtures", name))
+	return flakytest.CopyModule(t, filepath.Join("..", "flaky", "testdata", "fixtures", name))
 }
 
 func mustParse(t *testing.T, line string) *testcmd.Command {
@@ -133,7 +103,7 @@ func TestDetectPassingAndFailing(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	res, err := Detect(ctx, Config{Workdir: copyModule(t, "testdata/passing"), Command: mustParse(t, "go test ./..."), MinRuns: 8})
+	res, err := Detect(ctx, Config{Workdir: flakytest.CopyModule(t, "testdata/passing"), Command: mustParse(t, "go test ./..."), MinRuns: 8})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -150,7 +120,7 @@ func TestDetectPassingAndFailing(t *testing.T) {
 		t.Errorf("stopped by %s, want evidence", res.Stop)
 	}
 
-	res, err = Detect(ctx, Config{Workdir: copyModule(t, "testdata/failing"), Command: mustParse(t, "go test ./..."), MinRuns: 8})
+	res, err = Detect(ctx, Config{Workdir: flakytest.CopyModule(t, "testdata/failing"), Command: mustParse(t, "go test ./..."), MinRuns: 8})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -176,7 +146,7 @@ func TestDetectSelectedTests(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	dir := copyModule(t, "testdata/failing")
+	dir := flakytest.CopyModule(t, "testdata/failing")
 	res, err := Detect(ctx, Config{Workdir: dir, Command: mustParse(t, "go test ./..."), Tests: []string{"TestSumEmpty"}, MinRuns: 4})
 	if err != nil {
 		t.Fatal(err)
@@ -201,7 +171,7 @@ func TestDetectBudget(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	res, err := Detect(ctx, Config{Workdir: copyModule(t, "testdata/passing"), Command: mustParse(t, "go test ./..."), MaxRuns: 3})
+	res, err := Detect(ctx, Config{Workdir: flakytest.CopyModule(t, "testdata/passing"), Command: mustParse(t, "go test ./..."), MaxRuns: 3})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -266,7 +236,7 @@ func TestDetectSuiteOutcome(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	// Shell syntax: no -json, no narrowing, no per-test output.
-	res, err := Detect(ctx, Config{Workdir: copyModule(t, "testdata/failing"), Command: mustParse(t, "go test ./... >/dev/null 2>&1")})
+	res, err := Detect(ctx, Config{Workdir: flakytest.CopyModule(t, "testdata/failing"), Command: mustParse(t, "go test ./... >/dev/null 2>&1")})
 	if err != nil {
 		t.Fatal(err)
 	}

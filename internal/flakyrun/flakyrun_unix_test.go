@@ -5,6 +5,7 @@ package flakyrun
 import (
 	"context"
 	"errors"
+	"github.com/org/mini-agent/internal/flaky/flakytest"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -21,7 +22,7 @@ func TestDetectTimeBudget(t *testing.T) {
 		t.Skip("runs go test")
 	}
 	pids := filepath.Join(t.TempDir(), "pids")
-	res, err := Detect(context.Background(), Config{Workdir: copyModule(t, "testdata/hang"), Command: mustParse(t, "go test ./..."),
+	res, err := Detect(context.Background(), Config{Workdir: flakytest.CopyModule(t, "testdata/hang"), Command: mustParse(t, "go test ./..."),
 		MaxTime: 20 * time.Second, EnvAllow: []string{"HANG_PIDS"}, Env: append(os.Environ(), "HANG_PIDS="+pids)})
 	if err != nil {
 		t.Fatal(err)
@@ -51,7 +52,7 @@ func TestDetectCancel(t *testing.T) {
 		}
 	}()
 	start := time.Now()
-	_, err := Detect(ctx, Config{Workdir: copyModule(t, "testdata/hang"), Command: mustParse(t, "go test ./..."),
+	_, err := Detect(ctx, Config{Workdir: flakytest.CopyModule(t, "testdata/hang"), Command: mustParse(t, "go test ./..."),
 		EnvAllow: []string{"HANG_PIDS"}, Env: append(os.Environ(), "HANG_PIDS="+pids)})
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("err = %v, want context.Canceled", err)
@@ -112,7 +113,7 @@ func TestDetectRunTimeout(t *testing.T) {
 		t.Skip("runs go test")
 	}
 	pids := filepath.Join(t.TempDir(), "pids")
-	res, err := Detect(context.Background(), Config{Workdir: copyModule(t, "testdata/hang"), Command: mustParse(t, "go test ./..."),
+	res, err := Detect(context.Background(), Config{Workdir: flakytest.CopyModule(t, "testdata/hang"), Command: mustParse(t, "go test ./..."),
 		MaxRuns: 1, RunTimeout: 15 * time.Second, EnvAllow: []string{"HANG_PIDS"}, Env: append(os.Environ(), "HANG_PIDS="+pids)})
 	if err != nil {
 		t.Fatal(err)

@@ -88,6 +88,7 @@ var table = map[string]layer{
 	"internal/patch/patchtest":     fake,
 	"internal/actiontest":          fake,
 	"internal/golden":              fake,
+	"internal/flaky/flakytest":     fake,
 	"internal/layers":              fake,
 }
 
