@@ -250,3 +250,39 @@ func TestDetectSuiteOutcome(t *testing.T) {
 		t.Errorf("notes %q do not say the runs count as one outcome", res.Notes)
 	}
 }
+
+// TestRepeatsInOneProcessAreNotIndependent: under -count=3 the order
+// fixture's TestStartsEmpty runs three times in one test process, after
+// TestRegister filled the shared registry. The repeats share the process's
+// state, so they are not three samples: declaration order makes the first
+// execution pass and the two repeats fail, which is one pass and one
+// failure (flaky, seen both ways in one run), not one pass and two
+// failures. A test that fails every execution counts one failure per run.
+func TestRepeatsInOneProcessAreNotIndependent(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs go test")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	res, err := Detect(ctx, Config{Workdir: flakyFixture(t, "order"), Command: mustParse(t, "go test ./..."),
+		Stress: []testcmd.Stress{{Count: 3}}, MaxRuns: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := find(res, "TestStartsEmpty")
+	if e == nil {
+		t.Fatalf("TestStartsEmpty not in the result: %+v", res.Tests)
+	}
+	// Two runs, each one pass then failing repeats; the evidence may stop
+	// after the first run's two outcomes only if enough, which 1 failure is not.
+	if e.Runs != 4 || e.Failures != 2 {
+		t.Errorf("TestStartsEmpty: %d outcomes, %d failures over 2 runs of -count=3; want 4 and 2 (first execution + one disagreeing repeat per run)", e.Runs, e.Failures)
+	}
+	if v, _ := e.Verdict(); v != flaky.VerdictFlaky {
+		t.Errorf("verdict %s, want flaky", v)
+	}
+	reg := find(res, "TestRegister")
+	if reg == nil || reg.Runs != 2 || reg.Failures != 0 {
+		t.Errorf("TestRegister evidence %+v: want 2 outcomes (one per run, repeats agree), 0 failures", reg)
+	}
+}

@@ -65,18 +65,61 @@ func (d *detection) recordGo(run Run, f io.Reader, s testcmd.Stress, out tools.R
 		}
 	}
 	slices.Sort(run.Seeds)
-	for _, o := range gr.Outcomes {
+	for _, execs := range perProcess(gr.Outcomes) {
+		o := execs[0]
 		id, hidden := ids[[2]string{o.Package, o.Test}], o.Test == ""
-		oc := flaky.Outcome{Failed: o.Failed, Message: o.Message, Race: o.Race, Flags: run.Flags}
-		if seed := gr.Seeds[o.Package]; seed != "" {
-			oc.Seed = seed
+		for _, oc := range independent(execs) {
+			oc.Flags = run.Flags
+			oc.Seed = gr.Seeds[o.Package]
+			if oc.Failed && !slices.Contains(run.Failed, id) {
+				run.Failed = append(run.Failed, id)
+			}
+			d.add(id, hidden, oc)
 		}
-		if o.Failed && !slices.Contains(run.Failed, id) {
-			run.Failed = append(run.Failed, id)
-		}
-		d.add(id, hidden, oc)
 	}
 	return run, nil
+}
+
+// perProcess groups one run's outcomes by (package, test), in order of
+// first execution: under -count=N or -cpu=1,2,4 a test executes several
+// times in one test process.
+func perProcess(outs []goOutcome) [][]goOutcome {
+	idx := map[[2]string]int{}
+	var groups [][]goOutcome
+	for _, o := range outs {
+		k := [2]string{o.Package, o.Test}
+		i, ok := idx[k]
+		if !ok {
+			i = len(groups)
+			idx[k] = i
+			groups = append(groups, nil)
+		}
+		groups[i] = append(groups[i], o)
+	}
+	return groups
+}
+
+// independent turns the executions of one test in one process into the
+// outcomes the evidence counts. Executions after the first share the
+// process's state (globals, caches, files a test left behind), so they are
+// not independent samples: a test that leaks state into its next execution
+// fails every repeat, and counting each repeat would call an
+// order-dependent test "failing". So the first execution counts; and when
+// a later one disagrees with it, that one outcome counts too (the test was
+// seen both ways, which is evidence of flakiness). A race report from any
+// execution is kept.
+func independent(execs []goOutcome) []flaky.Outcome {
+	first := execs[0]
+	out := []flaky.Outcome{{Failed: first.Failed, Message: first.Message, Race: first.Race}}
+	for _, e := range execs[1:] {
+		if out[0].Race == "" && e.Race != "" {
+			out[0].Race = e.Race
+		}
+		if len(out) == 1 && e.Failed != first.Failed {
+			out = append(out, flaky.Outcome{Failed: e.Failed, Message: e.Message, Race: e.Race})
+		}
+	}
+	return out
 }
 
 // goIDs names each (package, test): the test name alone, or
