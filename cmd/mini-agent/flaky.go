@@ -32,6 +32,7 @@ type flakyFlags struct {
 	maxMinutes float64
 	jsonPath   string
 	fix        bool
+	seed       int64
 }
 
 // flakyJobFlags are the fix flags `mini-agent flaky` takes over.
@@ -44,7 +45,7 @@ var flakyJobFlags = []string{"workdir", "test-command", "test-timeout", "instruc
 func flakyCommand() (*command, *flakyFlags) {
 	fixCmd, j := jobCommand(agent.ModeFix)
 	f := &flakyFlags{job: j}
-	meta := map[string]string{"tests": "IDS", "json": "FILE", "max-minutes": "M"}
+	meta := map[string]string{"tests": "IDS", "json": "FILE", "max-minutes": "M", "seed": "N"}
 	for k, v := range fixCmd.meta {
 		meta[k] = v
 	}
@@ -60,7 +61,7 @@ func flakyCommand() (*command, *flakyFlags) {
 			"sandbox, every child killed, deadline). The summary goes to stdout, progress to stderr.",
 		groups: []flagGroup{
 			{"Workspace and tests", []string{"workdir", "test-command", "tests", "test-timeout"}},
-			{"Budgets of the detection", []string{"max-runs", "max-minutes"}},
+			{"Budgets of the detection", []string{"max-runs", "max-minutes", "seed"}},
 			{"Fix (--fix)", []string{"fix", "instructions"}},
 			{"Model", []string{"provider", "model", "base-url", "script"}},
 			{"Budgets of the agent (with --fix)", []string{"max-steps", "max-tokens", "max-cost-usd", "price-in", "price-out", "timeout"}},
@@ -86,6 +87,7 @@ func flakyCommand() (*command, *flakyFlags) {
 			fs.StringVar(&f.tests, "tests", "", "comma-separated test ids to examine (default: the whole suite)")
 			fs.IntVar(&f.maxRuns, "max-runs", flakyrun.DefaultMaxRuns, "at most this many runs of the test command (with --fix, the rerun bar has its own)")
 			fs.Float64Var(&f.maxMinutes, "max-minutes", flakyrun.DefaultMaxTime.Minutes(), "wall-clock limit of the detection, in minutes (with --fix, the rerun bar has its own)")
+			fs.Int64Var(&f.seed, "seed", 0, "make the shuffled orders reproducible: runs that shuffle use -shuffle=N, N+1, ... (default 0: random seeds; every failing run's seed is recorded either way)")
 			fs.StringVar(&f.jsonPath, "json", "", "write the JSON report here")
 			fs.BoolVar(&f.fix, "fix", false, "have the agent fix the flaky test's root cause, then prove the fix with the rerun bar")
 		},
@@ -99,6 +101,9 @@ func (f *flakyFlags) check() error {
 	}
 	if !(f.maxMinutes > 0) || math.IsInf(f.maxMinutes, 0) || f.maxMinutes > 7*24*60 {
 		return fmt.Errorf("--max-minutes %v is not a positive number of minutes (at most a week)", f.maxMinutes)
+	}
+	if f.seed < 0 {
+		return fmt.Errorf("--seed %d is negative (go test -shuffle takes a seed of 0 or more)", f.seed)
 	}
 	if f.job.job.TestCommand == "" {
 		return errors.New("--test-command is required")
@@ -157,7 +162,7 @@ func runFlaky(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	}
 	dcfg := flakyrun.Config{
 		Workdir: job.Workdir, Command: cmd, Tests: splitList(f.tests),
-		MaxRuns: f.maxRuns, MaxTime: time.Duration(f.maxMinutes * float64(time.Minute)),
+		MaxRuns: f.maxRuns, MaxTime: time.Duration(f.maxMinutes * float64(time.Minute)), Seed: f.seed,
 		RunTimeout: job.TestTimeout, EnvAllow: job.TestEnv, SecretNames: job.SecretNames,
 		WritableDirs: job.TestWritable, NoSandbox: job.NoSandbox, Progress: stderr, KeepFailureLog: f.fix,
 	}

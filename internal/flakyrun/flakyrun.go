@@ -21,6 +21,7 @@ import (
 	"io"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -68,6 +69,11 @@ type Config struct {
 	// Stress, when non-empty, replaces the Go stressor rotation (the
 	// acceptance bar reruns with the stressors that showed the flake).
 	Stress []testcmd.Stress
+	// Seed, when not zero, makes the shuffled order reproducible: the runs
+	// that would shuffle with a random seed (-shuffle=on) use Seed, Seed+1,
+	// Seed+2, ... in run order instead. Zero keeps random seeds. Either way
+	// every failing run's seed is recorded.
+	Seed int64
 	// Done, when set, replaces the stop rule: the detection ends when it
 	// returns true for the evidence so far (the rerun bar).
 	Done func(tests []*flaky.Evidence) bool
@@ -192,6 +198,7 @@ func detect(ctx context.Context, cfg Config, res *Result) error {
 	// one makes a command run under stress and records it; stop is true
 	// when the time budget cut it (the cut run is not counted).
 	one := func(stress testcmd.Stress) (stop bool, err error) {
+		stress = d.seeded(stress)
 		out, err := rt.RunStressed(tctx, sel, testcmd.GoJSON, stress)
 		if err != nil && ctx.Err() == nil && tctx.Err() != nil {
 			return true, nil
@@ -283,6 +290,7 @@ type detection struct {
 	round    int
 	dropRace bool
 	notes    []string
+	seeds    int64 // Config.Seed's seeds used so far
 }
 
 // nextStress is the next stressor of the rotation, skipping -race once it
@@ -300,6 +308,16 @@ func (d *detection) nextStress() testcmd.Stress {
 		}
 		return s
 	}
+}
+
+// seeded gives a -shuffle=on run the next of Config.Seed's seeds.
+func (d *detection) seeded(s testcmd.Stress) testcmd.Stress {
+	if d.cfg.Seed == 0 || s.Shuffle != "on" {
+		return s
+	}
+	s.Shuffle = strconv.FormatInt(d.cfg.Seed+d.seeds, 10)
+	d.seeds++
+	return s
 }
 
 // finished applies Config.Done, or the default rule.

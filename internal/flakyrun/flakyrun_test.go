@@ -286,3 +286,36 @@ func TestRepeatsInOneProcessAreNotIndependent(t *testing.T) {
 		t.Errorf("TestRegister evidence %+v: want 2 outcomes (one per run, repeats agree), 0 failures", reg)
 	}
 }
+
+// TestSeedMakesTheOrdersReproducible: with Config.Seed the shuffled runs
+// use Seed, Seed+1, ... so two detections of the order fixture see the same
+// seeds and the same failing runs; without it the seeds are random.
+func TestSeedMakesTheOrdersReproducible(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs go test")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	dir := flakyFixture(t, "order")
+	detect := func(seed int64) []Run {
+		res, err := Detect(ctx, Config{Workdir: dir, Command: mustParse(t, "go test ./..."), Seed: seed,
+			Stress: []testcmd.Stress{{Count: 1, Shuffle: "on"}}, MaxRuns: 5, MinRuns: 100})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res.Runs
+	}
+	a, b := detect(7), detect(7)
+	for i := range a {
+		if want := []string{strconv.Itoa(7 + i)}; strings.Join(a[i].Seeds, ",") != want[0] {
+			t.Errorf("run %d seeds %v, want %v", i+1, a[i].Seeds, want)
+		}
+		if a[i].Flags != b[i].Flags || strings.Join(a[i].Failed, ",") != strings.Join(b[i].Failed, ",") {
+			t.Errorf("run %d differs between two detections with one seed: %q %v / %q %v", i+1, a[i].Flags, a[i].Failed, b[i].Flags, b[i].Failed)
+		}
+	}
+	random := detect(0)
+	if len(random[0].Seeds) != 1 || random[0].Seeds[0] == "7" || !strings.Contains(random[0].Flags, "-shuffle=on") {
+		t.Errorf("without a seed: run 1 flags %q seeds %v, want -shuffle=on with a random seed", random[0].Flags, random[0].Seeds)
+	}
+}
