@@ -9,10 +9,9 @@ import (
 // that what the history calls flaky can be examined in a checkout of that
 // module: the test names and package are the module's.
 type FixtureHistory struct {
-	// Package is the module's package import path (e.g. "example.com/x").
-	Package string
-	// Tests are the suite's top-level tests; they pass unless named below.
-	Tests []string
+	// Suite is the module's packages (import paths, e.g. "example.com/x")
+	// and their top-level tests, by name; they pass unless named below.
+	Suite []GoPackage
 	// Flaky are clusters of tests failing together: cluster k fails in the
 	// first attempt of the main push runs of days k+1 and k+6 and passes in
 	// their re-run (flaky on the same code). Cluster k's failed jobs take
@@ -43,15 +42,19 @@ func SeedFixtureHistory(s *Server, fullName string, last time.Time, h FixtureHis
 		for _, f := range failing {
 			fail[f] = true
 		}
-		pkg := GoPackage{Path: h.Package}
-		for i, name := range h.Tests {
-			tc := GoTest{Name: name}
-			if fail[name] {
-				tc.Fail, tc.Line, tc.Message = true, 10+i, fmt.Sprintf("%s failed in CI (seeded)", name)
+		var pkgs []GoPackage
+		for _, p := range h.Suite {
+			pkg := GoPackage{Path: p.Path}
+			for i, tc := range p.Tests {
+				tc = GoTest{Name: tc.Name}
+				if fail[tc.Name] {
+					tc.Fail, tc.Line, tc.Message = true, 10+i, fmt.Sprintf("%s failed in CI (seeded)", tc.Name)
+				}
+				pkg.Tests = append(pkg.Tests, tc)
 			}
-			pkg.Tests = append(pkg.Tests, tc)
+			pkgs = append(pkgs, pkg)
 		}
-		j := HistoryJob{Name: "test", Duration: dur, Log: GoTestLog(start, pkg)}
+		j := HistoryJob{Name: "test", Duration: dur, Log: GoTestLog(start, pkgs...)}
 		if len(failing) > 0 {
 			j.Conclusion = "failure"
 		}
@@ -76,7 +79,7 @@ func SeedFixtureHistory(s *Server, fullName string, last time.Time, h FixtureHis
 		case len(failingOn[d]) > 0 && !regressed:
 			attempts = append(attempts, Attempt{Jobs: []HistoryJob{job(start.Add(time.Hour), 3*time.Minute, nil)}})
 		}
-		id := s.AddHistoryRun(fullName, HistoryRun{Event: "push", HeadBranch: "main", HeadSHA: sha(fmt.Sprintf("%s-main-%d", h.Package, d)),
+		id := s.AddHistoryRun(fullName, HistoryRun{Event: "push", HeadBranch: "main", HeadSHA: sha(fmt.Sprintf("%s-main-%d", fullName, d)),
 			Created: start, Attempts: attempts})
 		ids[d] = append(ids[d], id)
 	}

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 
@@ -60,6 +61,25 @@ func (r *runner) existing(ctx context.Context, branch, what string) (*PR, string
 	return nil, "", nil
 }
 
+// pendingFix reports whether an earlier run's fix PR for one of the
+// candidate's tests is still open: then it is not examined or fixed again
+// (the PR is the next step, and the issue keeps collecting CI evidence).
+func (r *runner) pendingFix(ctx context.Context, c *Candidate) (bool, error) {
+	for _, t := range c.Candidate.Tests {
+		branch := publish.FixBranch(r.job.Config.BranchPrefix, publish.Key(r.job.DefaultBranch, r.stub(t, "")))
+		pr, _, err := r.existing(ctx, branch, "")
+		if err != nil {
+			return false, err
+		}
+		if pr != nil {
+			c.PR = pr
+			c.Notes = append(c.Notes, fmt.Sprintf("a fix for %s is proposed in #%d: not examined or fixed again", code(t.Test), pr.Number))
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
 // fix runs the fix job on the candidate's flakiest test and publishes a
 // proven fix as a draft PR. opened reports a new PR.
 func (r *runner) fix(ctx context.Context, c *Candidate, target *TestResult) (opened bool, err error) {
@@ -91,6 +111,9 @@ func (r *runner) fix(ctx context.Context, c *Candidate, target *TestResult) (ope
 	job := r.job.Fix
 	dir := filepath.Join(r.job.OutDir, signature(target.Ref))
 	job.TracePath, job.BundlePath, job.SummaryPath = filepath.Join(dir, "trace.jsonl"), filepath.Join(dir, "bundle.json"), ""
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return false, fmt.Errorf("flakyjob: %w", err)
+	}
 	r.logf("flaky: fixing %s (%d of %d local runs failed)", target.LocalID, ev.Failures, ev.Runs)
 	fr, err := flakyrun.Fix(ctx, flakyrun.FixConfig{Detect: c.local.cfg, Target: ev, FailureLog: logPath, Job: job, Deps: r.job.Deps})
 	if err != nil {

@@ -190,6 +190,12 @@ func Run(ctx context.Context, gh GitHub, job Job) (*Result, error) {
 			c.Notes = append(c.Notes, fmt.Sprintf("not examined locally: flaky.max-fixes is %d", fc.Fixes()))
 			continue
 		}
+		if pending, err := r.pendingFix(ctx, c); err != nil || pending {
+			if err != nil {
+				return res, err
+			}
+			continue
+		}
 		if err := r.reset(ctx); err != nil {
 			return res, err
 		}

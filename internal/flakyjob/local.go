@@ -25,6 +25,16 @@ func (r *runner) detectConfig(tests []string) flakyrun.Config {
 		WritableDirs: r.job.WritableDirs, NoSandbox: r.job.NoSandbox, Progress: r.log, KeepFailureLog: true}
 }
 
+// probeRuns bounds the clean executions of the narrowed probe.
+const probeRuns = 10
+
+func cmpOr(v, def int) int {
+	if v == 0 {
+		return def
+	}
+	return v
+}
+
 // examined is a candidate's local detection, kept for its fix.
 type examined struct {
 	cfg flakyrun.Config
@@ -44,6 +54,9 @@ func (r *runner) examine(ctx context.Context, c *Candidate, proofs map[flakyscan
 	}
 	r.logf("flaky: examining %s locally", strings.Join(names, ", "))
 	cfg := r.detectConfig(names)
+	// A quick probe of the tests alone; the whole suite gets the full
+	// examination when they never fail alone.
+	cfg.MinRuns = min(cmpOr(r.job.MinRuns, flakyrun.DefaultMinRuns), probeRuns)
 	res, err := flakyrun.Detect(ctx, cfg)
 	switch {
 	case ctx.Err() != nil:
