@@ -130,4 +130,3 @@ func TestActionFlakyScheduledQuarantine(t *testing.T) {
 		t.Errorf("workspace changed:\n%s", st)
 	}
 }
-
