@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"regexp"
 	"slices"
 	"strings"
 
@@ -11,6 +12,7 @@ import (
 	"github.com/org/mini-agent/internal/flaky"
 	"github.com/org/mini-agent/internal/publish"
 	"github.com/org/mini-agent/internal/route"
+	"github.com/org/mini-agent/internal/testcmd"
 )
 
 // quarantineHeader starts a quarantine file mini-agent creates.
@@ -56,11 +58,20 @@ func AddToQuarantine(content, id string) (string, bool) {
 	return b.String(), added
 }
 
-// validQuarantineID keeps what may be written as a line of the file: a
-// test name with no whitespace, control or shell/regexp-breaking character.
-func validQuarantineID(id string) bool {
+// goTestName is a Go top-level test name: an identifier. Anything else in
+// a Go quarantine line could widen the README's -skip pattern (a name
+// "Test|.*" would skip every test).
+var goTestName = regexp.MustCompile(`^[\p{L}_][\p{L}\p{N}_]*$`)
+
+// validQuarantineID keeps what may be written as a line of the file: for
+// Go an identifier; for other runners a test id with no whitespace,
+// control, comment or shell/regexp-alternation character.
+func validQuarantineID(id string, goRunner bool) bool {
+	if goRunner {
+		return len(id) <= 200 && goTestName.MatchString(id)
+	}
 	return id != "" && len(id) <= 200 && !strings.ContainsFunc(id, func(r rune) bool {
-		return r <= ' ' || r == 0x7f || strings.ContainsRune("#|\"'`$\\;&<>(){}", r)
+		return r <= ' ' || r == 0x7f || strings.ContainsRune("#|\"'`$\\;&<>(){}*+?^", r)
 	})
 }
 
@@ -77,7 +88,7 @@ func (r *runner) quarantine(ctx context.Context, c *Candidate, target *TestResul
 	cfg := r.job.Config
 	file := cfg.Flaky.QuarantineFile
 	id := QuarantineID(target.Ref.Test)
-	if !validQuarantineID(id) {
+	if !validQuarantineID(id, r.job.Command.Runner() == testcmd.Go) {
 		c.Notes = append(c.Notes, fmt.Sprintf("no quarantine proposed: %s is not a name the quarantine file can hold", code(id)))
 		return false, nil
 	}
