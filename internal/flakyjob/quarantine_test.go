@@ -41,7 +41,7 @@ func TestQuarantineIDs(t *testing.T) {
 		t.Errorf("pytest id changed: %q", got)
 	}
 	for _, c := range []struct {
-		id string
+		id  string
 		go_ bool
 		ok  bool
 	}{
