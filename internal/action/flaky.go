@@ -8,7 +8,6 @@ import (
 
 	"github.com/org/mini-agent/agent/provider"
 	"github.com/org/mini-agent/internal/exitcode"
-	"github.com/org/mini-agent/internal/flaky"
 	"github.com/org/mini-agent/internal/flakyjob"
 	"github.com/org/mini-agent/internal/gitexec"
 	"github.com/org/mini-agent/internal/pipeline"
@@ -75,21 +74,15 @@ func (c *console) flaky(ctx context.Context, p *prepared) Result {
 }
 
 // flakyStatus: skipped when the history shows no flaky test; fixed when
-// every locally flaky candidate has a proven fix's PR (opened now or
-// earlier); not-fixed otherwise (flaky or failing tests remain; the issues
-// say which).
+// every candidate has a proven fix's PR (opened now or by an earlier run);
+// not-fixed otherwise: flaky, failing or not-reproduced tests remain, and
+// the issues say which.
 func flakyStatus(res *flakyjob.Result) publish.Status {
 	if len(res.Candidates) == 0 {
 		return publish.StatusSkipped
 	}
 	for _, c := range res.Candidates {
-		bad := !c.Examined && c.PR == nil
-		for _, t := range c.Tests {
-			if t.Report != nil && t.Report.Verdict != flaky.VerdictPassing && c.PR == nil {
-				bad = true
-			}
-		}
-		if bad {
+		if c.PR == nil {
 			return publish.StatusNotFixed
 		}
 	}

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/org/mini-agent/ghapi/ghtest"
+	"github.com/org/mini-agent/internal/flakyjob"
+	"github.com/org/mini-agent/internal/publish"
 	"github.com/org/mini-agent/internal/flaky/flakytest"
 	"github.com/org/mini-agent/internal/shaproxy"
 )
@@ -128,5 +130,25 @@ func TestActionFlakyScheduledQuarantine(t *testing.T) {
 	}
 	if st := git(t, sc.ws, "status", "--porcelain"); st != "" {
 		t.Errorf("workspace changed:\n%s", st)
+	}
+}
+
+// TestFlakyStatus: skipped with no candidate, fixed only when every
+// candidate has a proven fix's PR (a quarantine is not a fix).
+func TestFlakyStatus(t *testing.T) {
+	t.Parallel()
+	pr := &flakyjob.PR{Number: 3}
+	for _, c := range []struct {
+		cands []*flakyjob.Candidate
+		want  publish.Status
+	}{
+		{nil, publish.StatusSkipped},
+		{[]*flakyjob.Candidate{{PR: pr}}, publish.StatusFixed},
+		{[]*flakyjob.Candidate{{PR: pr}, {Quarantine: pr}}, publish.StatusNotFixed},
+		{[]*flakyjob.Candidate{{Examined: true}}, publish.StatusNotFixed},
+	} {
+		if got := flakyStatus(&flakyjob.Result{Candidates: c.cands}); got != c.want {
+			t.Errorf("%d candidates: %s, want %s", len(c.cands), got, c.want)
+		}
 	}
 }

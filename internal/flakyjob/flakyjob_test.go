@@ -4,6 +4,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/org/mini-agent/ghapi/ghtest"
 	"github.com/org/mini-agent/internal/flaky"
@@ -71,7 +72,9 @@ func TestThreeScheduledRunsProvenFix(t *testing.T) {
 		Flaky: [][]string{{"TestStartsEmpty"}}, Regression: "TestRegister"})
 	sc.script(t, fixture(t, "order", "proper.diff"))
 	const policy = "flaky: {max-runs: 30}\n"
+	start, before := time.Now(), len(sc.s.Requests())
 	res := sc.run(t, policy)
+	t.Logf("run 1: %s, %d API requests (scan %d), %d writes", time.Since(start).Round(time.Second), len(sc.s.Requests())-before, res.Scan.APICalls, sc.writes())
 	if len(res.Candidates) != 1 || res.Candidates[0].Candidate.Tests[0].Test != "TestStartsEmpty" {
 		t.Fatalf("candidates %+v: want TestStartsEmpty only (TestRegister is a regression)", res.Scan.Candidates)
 	}
@@ -113,8 +116,13 @@ func TestThreeScheduledRunsProvenFix(t *testing.T) {
 		t.Errorf("workspace not reset:\n%s", st)
 	}
 
+	if tr := c.Tests[0].Report; tr != nil {
+		t.Logf("local proof: %d/%d failed; fix: %d clean runs after, %d needed", tr.Failures, tr.Runs, c.Fix.RunsAfter, c.Fix.Need)
+	}
 	for run := 2; run <= 3; run++ {
+		start, before, w := time.Now(), len(sc.s.Requests()), sc.writes()
 		res := sc.run(t, policy)
+		t.Logf("run %d: %s, %d API requests, %d writes", run, time.Since(start).Round(time.Second), len(sc.s.Requests())-before, sc.writes()-w)
 		c := res.Candidates[0]
 		if c.PR == nil || !c.PR.Existing || c.PR.Number != pr.Number || c.Fix != nil || c.Examined {
 			t.Errorf("run %d: PR %+v fix %+v examined %v; want the earlier PR, no new examination or fix", run, c.PR, c.Fix, c.Examined)
