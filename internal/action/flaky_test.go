@@ -9,9 +9,9 @@ import (
 	"time"
 
 	"github.com/org/mini-agent/ghapi/ghtest"
+	"github.com/org/mini-agent/internal/flaky/flakytest"
 	"github.com/org/mini-agent/internal/flakyjob"
 	"github.com/org/mini-agent/internal/publish"
-	"github.com/org/mini-agent/internal/flaky/flakytest"
 	"github.com/org/mini-agent/internal/shaproxy"
 )
 
