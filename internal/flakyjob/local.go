@@ -61,7 +61,9 @@ func (r *runner) examine(ctx context.Context, c *Candidate, proofs map[flakyscan
 	switch {
 	case ctx.Err() != nil:
 		return ctx.Err()
-	case errors.Is(err, testcmd.ErrNarrowing), errors.Is(err, proc.ErrNotStarted), err != nil && strings.Contains(err.Error(), "never ran"):
+	case errors.Is(err, proc.ErrNotStarted):
+		return fmt.Errorf("flakyjob: the test command: %w", err)
+	case errors.Is(err, testcmd.ErrNarrowing), err != nil && strings.Contains(err.Error(), "never ran"):
 		// The workspace does not have these tests (or not by these
 		// names): say so, do not guess.
 		for _, t := range c.Candidate.Tests {
