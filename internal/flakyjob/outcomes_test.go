@@ -132,3 +132,30 @@ func TestPRBudget(t *testing.T) {
 		t.Errorf("summary lacks the budget note:\n%s", md)
 	}
 }
+
+// TestMissingTestIsReported: a test the history calls flaky that the
+// checkout does not have is reported as not found, never mapped to another
+// test; its issue carries no local proof and nothing is fixed.
+func TestMissingTestIsReported(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs go test")
+	}
+	t.Parallel()
+	suite := []ghtest.GoPackage{{Path: "example.com/x", Tests: []ghtest.GoTest{{Name: "TestStartsEmpty"}, {Name: "TestRegister"}, {Name: "TestGone"}}}}
+	sc := newScene(t, map[string]string{".": "order"}, nil, ghtest.FixtureHistory{Suite: suite, Flaky: [][]string{{"TestGone"}}})
+	sc.script(t, fixture(t, "order", "proper.diff"))
+	res := sc.run(t, "flaky: {max-runs: 3, quarantine-file: flaky-quarantine.txt}\n")
+	c := res.Candidates[0]
+	if len(c.Tests) != 1 || c.Tests[0].Report != nil || !strings.Contains(c.Tests[0].Problem, "not found in the workspace") {
+		t.Fatalf("tests %+v: want TestGone reported not found", c.Tests)
+	}
+	if c.Fix != nil || c.PR != nil || c.Quarantine != nil || len(sc.s.Pulls(testRepo)) != 0 {
+		t.Errorf("a missing test got fix %+v, PR %+v, quarantine %+v", c.Fix, c.PR, c.Quarantine)
+	}
+	if is := sc.s.Issues(testRepo); len(is) != 1 || strings.Contains(is[0].Body, "measured rate") {
+		t.Errorf("issues %+v: want one, without a local proof", is)
+	}
+	if md := res.Markdown(); !strings.Contains(md, "not found in the workspace") {
+		t.Errorf("summary:\n%s", md)
+	}
+}
