@@ -85,6 +85,9 @@ func (c *console) run(ctx context.Context) Result {
 	if p.job.Help {
 		return c.help(ctx, p)
 	}
+	if p.job.Flaky {
+		return c.flaky(ctx, p)
+	}
 	if p.job.Refresh {
 		c.refreshCI(ctx, p)
 		return Result{Status: publish.StatusSkipped, Code: exitcode.OK, Summary: "## mini-agent: CI refreshed\n\n" + p.job.Reason + "\n"}
@@ -125,9 +128,9 @@ func (c *console) publishBundle(ctx context.Context, in inputs, b *bundle.Bundle
 	if end != nil {
 		return *end
 	}
-	if p.job.Help || p.job.FollowUp || p.job.Refresh {
+	if p.job.Help || p.job.FollowUp || p.job.Refresh || p.job.Flaky {
 		return Result{Status: publish.StatusSkipped, Code: exitcode.OK,
-			Summary: "## mini-agent: skipped\n\nhelp and CI follow-ups are answered by `mini-agent action`, not publish\n"}
+			Summary: "## mini-agent: skipped\n\nhelp, CI follow-ups and mode flaky are answered by `mini-agent action`, not publish\n"}
 	}
 	fmt.Fprintf(c.log(), "mini-agent publish: %s\nwrite policy: %s (%s)\npolicy file: %s\n", p.job.Trigger, p.job.Write, p.job.Reason, p.cfg.Origin)
 	publish.Annotate(b, p.job)

@@ -106,9 +106,9 @@ func readInputs(gha *githubactions.Action) (inputs, error) {
 		bad = append(bad, "price-in and price-out go together (USD per million input and output tokens)")
 	}
 	switch strings.ToLower(in.Mode) {
-	case "", "auto", "fix", "explain":
+	case "", "auto", "fix", "explain", "flaky":
 	default:
-		bad = append(bad, fmt.Sprintf("mode=%q is not auto, fix or explain", in.Mode))
+		bad = append(bad, fmt.Sprintf("mode=%q is not auto, fix, explain or flaky", in.Mode))
 	}
 	switch strings.ToLower(in.Provider) {
 	case "", "openai", "anthropic", "script":

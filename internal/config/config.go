@@ -91,6 +91,8 @@ type Config struct {
 	// TestWritable are extra absolute directories the test command may
 	// write to under the Linux kernel sandbox.
 	TestWritable []string `yaml:"test-writable"`
+	// Flaky configures the scheduled flaky-test mode (`mode: flaky`).
+	Flaky Flaky `yaml:"flaky"`
 }
 
 // Labels name the PR labels of the write policy.
@@ -150,6 +152,7 @@ func (c *Config) fillDefaults() {
 		c.MaxAttempts = DefaultMaxAttempts
 	}
 	c.OnFailure = or(c.OnFailure, OnFailureComment)
+	c.Flaky.fillDefaults()
 }
 
 // ProtectedPaths is the default protected globs plus the file's.
@@ -305,6 +308,9 @@ func (c *Config) validate() []string {
 		add("on-failure: %q is not %q or %q", c.OnFailure, OnFailureComment, OnFailureDraft)
 	}
 	p = append(p, c.Defaults.validate()...)
+	if set, err := protect.WithDefaults(c.Protected); err == nil {
+		p = append(p, c.Flaky.validate(set)...)
+	}
 	for _, l := range [][]string{c.Protected, c.Associations, c.Bots, c.Reviewers} {
 		if len(l) > maxListItems {
 			add("a list has %d items, more than %d", len(l), maxListItems)

@@ -45,6 +45,8 @@ func TestParseFull(t *testing.T) {
 			MaxSteps: 12, MaxMinutes: 15, MaxCostUSD: 1.5, TestCommand: "make test", PriceIn: ptr(0.5), PriceOut: ptr(1.5)},
 		TestEnv:      []string{"DATABASE_URL", "APP_MODE"},
 		TestWritable: []string{"/var/cache/app"},
+		Flaky: config.Flaky{WindowDays: 30, MaxFixes: intPtr(1), MaxPRs: intPtr(0), MaxIssues: intPtr(2), Label: "flake",
+			QuarantineFile: "ci/flaky-quarantine.txt", MaxRuns: 60, MaxMinutes: 20},
 	}
 	if diff := cmp.Diff(want, c); diff != "" {
 		t.Errorf("Parse mismatch (-want +got):\n%s", diff)

@@ -130,6 +130,9 @@ type Outcome struct {
 	// Deferred are the candidates (their first test) left for a later run
 	// by the new-issue budget.
 	Deferred []string
+	// Issues is the issue of each candidate, by its index in the result's
+	// Candidates (0: none, e.g. deferred); shorter when Publish stopped early.
+	Issues []int
 }
 
 // Publish files or updates the issues for res's candidates, in rank order.
@@ -162,7 +165,8 @@ func Publish(ctx context.Context, c Client, res *flakyscan.Result, opt Options) 
 			ours = append(ours, is)
 		}
 	}
-	for _, cand := range res.Candidates {
+	for i, cand := range res.Candidates {
+		out.Issues = append(out.Issues, 0)
 		if len(cand.Tests) == 0 {
 			continue
 		}
@@ -179,6 +183,7 @@ func Publish(ctx context.Context, c Client, res *flakyscan.Result, opt Options) 
 				return out, fmt.Errorf("flakyissue: %w", err)
 			}
 			out.Created = append(out.Created, created.Number)
+			out.Issues[i] = created.Number
 			if !slices.ContainsFunc(created.Labels, func(l string) bool { return strings.EqualFold(l, label) }) {
 				// The issue cannot be found again through the label: every
 				// later run would open a duplicate. Stop here.
@@ -190,6 +195,7 @@ func Publish(ctx context.Context, c Client, res *flakyscan.Result, opt Options) 
 			ours = append(ours, *created)
 			continue
 		}
+		out.Issues[i] = is.Number
 		seen := map[string]bool{}
 		parseSeen(is.Body, seen)
 		cs, err := c.ListComments(ctx, opt.Owner, opt.Repo, is.Number)

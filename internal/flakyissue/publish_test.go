@@ -108,6 +108,7 @@ func TestPublish_threeScheduledRuns(t *testing.T) {
 	// Run 2: the same history: nothing posted.
 	_, out = sc.scheduled(t, Options{})
 	equal(t, "run 2", []int{len(out.Created), len(out.Commented), len(out.Unchanged)}, []int{0, 0, 3})
+	equal(t, "run 2's issue per candidate (rank order)", out.Issues, []int{issues[0].Number, issues[1].Number, issues[2].Number})
 	equal(t, "issues after run 2", len(sc.s.Issues("org/app")), 3)
 	equal(t, "comments after run 2", commentsOn(sc.s), 0)
 
@@ -200,6 +201,7 @@ func TestPublish_budget(t *testing.T) {
 	_, out := sc.scheduled(t, Options{MaxNewIssues: 2})
 	equal(t, "created", len(out.Created), 2)
 	equal(t, "deferred", out.Deferred, []string{"TestCacheEviction"})
+	equal(t, "issue per candidate (the deferred one has none)", out.Issues, []int{out.Created[0], out.Created[1], 0})
 	_, out = sc.scheduled(t, Options{MaxNewIssues: 2})
 	equal(t, "next run created", len(out.Created), 1)
 	equal(t, "next run unchanged", len(out.Unchanged), 2)

@@ -63,6 +63,7 @@ var table = map[string]layer{
 	"internal/flakyscan":  job,
 	"internal/flakyissue": job,
 	"internal/flakyrun":   job,
+	"internal/flakyjob":   job,
 
 	"internal/failure":   leaf,
 	"internal/patch":     leaf,

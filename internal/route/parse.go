@@ -27,6 +27,7 @@ const (
 	kindBranch      = "branch"    // push, or dispatch without a target
 	kindFollowUp    = "follow-up" // a run completed on mini-agent's own branch
 	kindRefresh     = "refresh"   // a scheduled run: CI sections only
+	kindFlaky       = "flaky"     // mode flaky: the flaky-test scan and repair
 )
 
 // Trigger is an event that passed the payload checks. Authorize and Resolve
@@ -175,6 +176,16 @@ func Parse(ev Event) (*Trigger, Decision, error) {
 		t.mode, t.modeReason = agent.ModeExplain, "the mode input is explain"
 	}
 
+	if isFlakyMode(ev.Mode) {
+		switch ev.Name {
+		case "schedule", "workflow_dispatch":
+			t.kind, t.describe = kindFlaky, fmt.Sprintf("%s: scan the CI history for flaky tests, prove and fix them", ev.Name)
+			return t, Decision{}, nil
+		case "":
+			return nil, Decision{}, fmt.Errorf("%w: GITHUB_EVENT_NAME is empty", ErrEvent)
+		}
+		return nil, skip(0, "mode flaky runs on schedule or workflow_dispatch only, not on %s: use a separate workflow with `on: schedule` (see the README, \"Flaky tests on a schedule\")", ev.Name), nil
+	}
 	var d Decision
 	switch ev.Name {
 	case "workflow_run":
@@ -206,13 +217,16 @@ func Parse(ev Event) (*Trigger, Decision, error) {
 
 func parseMode(m string) (agent.Mode, error) {
 	switch strings.ToLower(strings.TrimSpace(m)) {
-	case "", "auto", "fix":
+	case "", "auto", "fix", "flaky":
 		return agent.ModeFix, nil
 	case "explain":
 		return agent.ModeExplain, nil
 	}
-	return "", fmt.Errorf("%w: mode input %q is not auto, fix or explain", ErrEvent, m)
+	return "", fmt.Errorf("%w: mode input %q is not auto, fix, explain or flaky", ErrEvent, m)
 }
+
+// isFlakyMode reports the mode input `flaky`.
+func isFlakyMode(m string) bool { return strings.EqualFold(strings.TrimSpace(m), "flaky") }
 
 func (t *Trigger) parseRun(p *payload) (Decision, error) {
 	r := p.WorkflowRun

@@ -53,6 +53,11 @@ func (t *Trigger) Resolve(ctx context.Context, gh GitHub, cfg *config.Config) (D
 	if t.kind == kindFollowUp {
 		return t.followUp(ctx, gh, cfg, job)
 	}
+	if t.kind == kindFlaky {
+		job.Flaky, job.Mode, job.Write = true, agent.ModeFix, WritePropose
+		job.Reason = "mode flaky: flaky tests are reported in issues; a proven fix, or a quarantine when the policy names a file, is proposed as a draft pull request against the default branch"
+		return Decision{Job: job, Reason: job.Reason, Stage: 1}, nil
+	}
 	if t.kind == kindRefresh {
 		job.Refresh, job.Mode, job.Write = true, agent.ModeExplain, WriteNone
 		job.Reason = "scheduled run: only the CI sections of mini-agent's open pull requests are refreshed"

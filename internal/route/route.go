@@ -57,7 +57,7 @@ type Event struct {
 	Repo string
 	// SHA and Ref are GITHUB_SHA and GITHUB_REF.
 	SHA, Ref string
-	// Mode is the mode input: "auto" (or empty), "fix" or "explain".
+	// Mode is the mode input: "auto" (or empty), "fix", "explain" or "flaky".
 	Mode string
 	// FailureLog is the failure-log input (a file path), if any.
 	FailureLog string
@@ -110,6 +110,9 @@ type Job struct {
 	// Refresh: a scheduled run; only the CI sections of mini-agent's open
 	// PRs are refreshed, no agent runs.
 	Refresh bool
+	// Flaky: mode flaky on a schedule or dispatch: the flaky-test scan and
+	// repair of the default branch (Branch) runs instead of a fix.
+	Flaky bool
 	// Iterate: a fix command on mini-agent's own PR (Write is push); the
 	// Instructions carry the PR's allowed unresolved review comments.
 	Iterate bool
@@ -180,6 +183,9 @@ func (r *Router) Route(ctx context.Context, ev Event) (Decision, *config.Loaded,
 	d, err = t.Resolve(ctx, r.GitHub, cfg.Config)
 	if err == nil && d.Job != nil {
 		d.Job.DefaultBranch = cfg.DefaultBranch
+		if d.Job.Flaky {
+			d.Job.Branch = cfg.DefaultBranch
+		}
 	}
 	return d, cfg, err
 }
