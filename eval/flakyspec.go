@@ -100,12 +100,15 @@ func (t *Task) validateFlaky() error {
 	if _, err := testcmd.Parse(t.TestCommand); err != nil {
 		bad("test_command: %v", err)
 	}
-	for field, set := range map[string]bool{
-		"failure_log": t.FailureLog != "", "script": t.Script != "", "scripted_only": t.ScriptedOnly,
-		"cancel": t.Cancel != nil, "hidden": !reflect.ValueOf(t.Hidden).IsZero(), "expect": !reflect.ValueOf(t.Expect).IsZero(),
+	for _, f := range []struct {
+		name string
+		set  bool
+	}{
+		{"failure_log", t.FailureLog != ""}, {"script", t.Script != ""}, {"scripted_only", t.ScriptedOnly},
+		{"cancel", t.Cancel != nil}, {"hidden", !reflect.ValueOf(t.Hidden).IsZero()}, {"expect", !reflect.ValueOf(t.Expect).IsZero()},
 	} {
-		if set {
-			bad("%s: a flaky task has none (its checks are the detection, the rerun bar and the diff checks)", field)
+		if f.set {
+			bad("%s: a flaky task has none (its checks are the detection, the rerun bar and the diff checks)", f.name)
 		}
 	}
 	if _, err := fs.Stat(t.fsys, RepoDir); err == nil {
@@ -138,10 +141,11 @@ func (t *Task) validateFlaky() error {
 	if f.MaxRuns < 0 || f.MaxRuns > flaky.MaxRuns {
 		bad("flaky.max_runs %d: want a positive number of runs (0: the default)", f.MaxRuns)
 	}
-	for name, tj := range map[string]Trajectory{"proper": f.Proper, "forbidden": f.Forbidden} {
-		if err := tj.validate(t.fsys); err != nil {
-			bad("flaky.%s: %v", name, err)
-		}
+	if err := f.Proper.validate(t.fsys); err != nil {
+		bad("flaky.proper: %v", err)
+	}
+	if err := f.Forbidden.validate(t.fsys); err != nil {
+		bad("flaky.forbidden: %v", err)
 	}
 	return errors.Join(errs...)
 }
