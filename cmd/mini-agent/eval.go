@@ -44,8 +44,7 @@ func evalCommand() (*command, *evalFlags) {
 		meta: map[string]string{"set": "NAME", "source": "DIR", "tasks": "LIST", "tasks-dir": "DIR", "shard": "i/n", "provider": "NAME", "model": "NAME",
 			"base-url": "URL", "json": "FILE", "artifacts": "DIR", "max-cost-usd": "USD"},
 		examples: []string{
-			"mini-agent eval --tasks 03-patch-conflict,08-malicious-repo",
-			"mini-agent eval --set flaky --json flaky.json",
+			"mini-agent eval --set all --tasks 03-patch-conflict,14-flaky-order",
 			"mini-agent eval --provider openai --model gpt-4.1-mini --shard 1/4 --json report-1.json",
 		},
 		footer: "Exit codes: 0 every task that ran was resolved, 1 some task was not, 2 usage or configuration " +
