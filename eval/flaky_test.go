@@ -408,7 +408,7 @@ func TestFlakyReportGolden(t *testing.T) {
 				DetectS: 121.1, Bar: 16, ProperStatus: "proven", CleanRuns: 16, ProperS: 71.8, ForbiddenStatus: "rejected",
 				RejectedBy: []string{"new-skip"}, ForbiddenS: 10.7}},
 		{Name: "b-proper-noop", Status: "fixed", StopReason: "final_message", Steps: 2, Tokens: 3000, WallS: 60,
-			Reason: "proper trajectory: its fix is failed-bar, want proven: the test failed 1 of 3 runs",
+			Reason:   "proper trajectory: its fix is failed-bar, want proven: the test failed 1 of 3 runs",
 			Failures: []string{"proper trajectory: its fix is failed-bar, want proven: the test failed 1 of 3 runs"},
 			Flaky: &FlakyResult{Test: "TestNames", Verdict: "flaky", DetectRuns: 10, DetectFailures: 5, DetectCommandRuns: 6,
 				DetectS: 15.2, Bar: 20, ProperStatus: "failed-bar", CleanRuns: 2, FailuresAfter: 1, ProperS: 9.5,
