@@ -441,3 +441,13 @@ func TestFlakyReportGolden(t *testing.T) {
 		}
 	}
 }
+
+// A set with no task is an error, not an empty success.
+func TestEmptySetRefused(t *testing.T) {
+	t.Parallel()
+	root := copyTask(t, "01-explain-localize", nil)
+	_, err := Run(context.Background(), Options{Tasks: os.DirFS(root), Set: SetFlaky})
+	if err == nil || !strings.Contains(err.Error(), "none of the 1 tasks is in the flaky set") {
+		t.Errorf("error %v", err)
+	}
+}

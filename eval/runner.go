@@ -9,6 +9,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
@@ -115,6 +116,9 @@ func (o *Options) selectTasks() ([]*Task, error) {
 	if err != nil {
 		return nil, fmt.Errorf("eval: %w", err)
 	}
+	if len(inSet) == 0 { // an empty set must not pass as an empty success
+		return nil, fmt.Errorf("eval: none of the %d tasks is in the %s set (--set all selects from every task)", len(all), setName(o.Set))
+	}
 	tasks, err := Select(inSet, o.Filter, o.Shard)
 	if err != nil && o.Set != SetAll {
 		return nil, fmt.Errorf("eval: %w (in the %s set; --set all selects from every task)", err, setName(o.Set))
@@ -189,8 +193,17 @@ func progressLine(w io.Writer, r TaskResult) {
 	switch {
 	case r.Skipped:
 		fmt.Fprintf(w, "SKIP %-24s %s\n", r.Name, r.Reason)
+	case r.Resolved && r.Flaky != nil:
+		f := r.Flaky
+		fmt.Fprintf(w, "PASS %-24s %s: %d/%d failed before, bar %d, %d clean after, forbidden fix rejected by %s, %.1fs\n",
+			r.Name, f.Test, f.DetectFailures, f.DetectRuns, f.Bar, f.CleanRuns, strings.Join(f.RejectedBy, ", "), r.WallS)
 	case r.Resolved:
 		fmt.Fprintf(w, "PASS %-24s %s, %s, %d steps, %.1fs\n", r.Name, r.Status, r.StopReason, r.Steps, r.WallS)
+	case r.Flaky != nil:
+		fmt.Fprintf(w, "FAIL %-24s %s, %.1fs\n", r.Name, r.Flaky.Test, r.WallS)
+		for _, f := range r.Failures {
+			fmt.Fprintf(w, "       - %s\n", f)
+		}
 	default:
 		fmt.Fprintf(w, "FAIL %-24s %s, %s, %d steps, %.1fs\n", r.Name, r.Status, r.StopReason, r.Steps, r.WallS)
 		for _, f := range r.Failures {
