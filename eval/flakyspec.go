@@ -51,7 +51,7 @@ type FlakySpec struct {
 	RejectedBy string `json:"rejected_by"`
 	// MaxRuns and MaxTime bound the detection and, separately, the rerun
 	// bar (`mini-agent flaky --max-runs/--max-minutes`); zero takes
-	// flakyrun's default runs and DefaultFlakyMaxTime.
+	// DefaultFlakyMaxRuns and DefaultFlakyMaxTime.
 	MaxRuns int      `json:"max_runs,omitempty"`
 	MaxTime Duration `json:"max_time,omitempty"`
 }
@@ -67,11 +67,18 @@ type Trajectory struct {
 
 // Defaults of a flaky task.
 const (
+	// DefaultFlakyMaxRuns bounds the command runs of the detection, and of
+	// the rerun bar. The bar needs about twice the detection's runs (5
+	// failures at rate p take about 5/p runs; the bar is at least 2 ×
+	// that), so flakyrun's default of 40 would leave a fixture failing one
+	// run in four unproven about 4 times in 10; 120 covers a one-in-six
+	// flake's 99th percentile.
+	DefaultFlakyMaxRuns = 120
 	// DefaultFlakyMaxTime bounds the detection, and the rerun bar.
-	DefaultFlakyMaxTime = 3 * time.Minute
+	DefaultFlakyMaxTime = 6 * time.Minute
 	// DefaultFlakyTaskTimeout bounds a whole flaky task: the detection,
 	// two fix trajectories, the rerun bar and the -race suite run.
-	DefaultFlakyTaskTimeout = 10 * time.Minute
+	DefaultFlakyTaskTimeout = 15 * time.Minute
 	// maxPatchBytes bounds one patch file of a fixture.
 	maxPatchBytes = 1 << 20
 )

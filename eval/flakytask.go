@@ -212,8 +212,12 @@ func (r *runner) prepareFlaky(ctx context.Context, t *Task) (*flakyRun, func(), 
 	if maxTime == 0 {
 		maxTime = DefaultFlakyMaxTime
 	}
+	maxRuns := t.Flaky.MaxRuns
+	if maxRuns == 0 {
+		maxRuns = DefaultFlakyMaxRuns
+	}
 	fx.dcfg = flakyrun.Config{
-		Workdir: ws, Command: fx.cmd, Tests: t.Flaky.Tests, MaxRuns: t.Flaky.MaxRuns, MaxTime: maxTime,
+		Workdir: ws, Command: fx.cmd, Tests: t.Flaky.Tests, MaxRuns: maxRuns, MaxTime: maxTime,
 		RunTimeout: min(testTimeout, maxTime), Env: fx.env, SecretNames: t.SecretEnv, KeepFailureLog: true,
 	}
 	return fx, cleanup, nil
