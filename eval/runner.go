@@ -225,6 +225,8 @@ func newRunner(o Options) *runner {
 	r := &runner{o: o, probes: map[string]*probe{}}
 	if r.o.Source == "" {
 		r.o.Source, r.srcErr = FindSource(".")
+	} else if abs, err := filepath.Abs(r.o.Source); err == nil {
+		r.o.Source = abs
 	}
 	return r
 }
