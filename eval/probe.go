@@ -24,6 +24,10 @@ func (r *runner) skipReason(ctx context.Context, t *Task) string {
 	if t.ScriptedOnly && r.o.real() {
 		return "scripted-only scenario: it times the harness against a scripted trajectory"
 	}
+	if t.Kind == KindFlaky && r.o.Source == "" {
+		return fmt.Sprintf("flaky task: its fixture %s is in mini-agent's source tree, not found here (%v); run the eval from a checkout or pass --source DIR",
+			t.Flaky.Fixture, r.srcErr)
+	}
 	for _, argv := range t.Requires {
 		if err := r.probe(ctx, argv); err != nil {
 			return fmt.Sprintf("toolchain missing: `%s`: %v", strings.Join(argv, " "), err)

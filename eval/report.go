@@ -39,6 +39,37 @@ type TaskResult struct {
 	Reason string `json:"reason,omitempty"`
 	// Failures lists every failed check.
 	Failures []string `json:"failures,omitempty"`
+	// Flaky are a flaky task's figures. Its run columns (status, stop
+	// reason, steps, tokens, cost, counters) are the proper trajectory's
+	// last fix job's.
+	Flaky *FlakyResult `json:"flaky,omitempty"`
+}
+
+// FlakyResult is what a flaky task measured: the detection before the
+// fix, the rerun bar and the clean runs after the proper fix, and the
+// checks that rejected the forbidden one. Runs count the test's
+// executions; command runs the runs of the test command.
+type FlakyResult struct {
+	Test string `json:"test"`
+	// Verdict is the detection's verdict on Test ("" if it never ran).
+	Verdict           string  `json:"verdict"`
+	DetectRuns        int     `json:"detect_runs"`
+	DetectFailures    int     `json:"detect_failures"`
+	DetectCommandRuns int     `json:"detect_command_runs"`
+	DetectS           float64 `json:"detect_s"`
+	// Bar is the clean runs the fix needed (0: no bar was set).
+	Bar int `json:"bar"`
+	// ProperStatus is the proper fix's status (proven, failed-bar,
+	// unproven, rejected; "" when it could not run).
+	ProperStatus  string  `json:"proper_status"`
+	CleanRuns     int     `json:"clean_runs"`
+	FailuresAfter int     `json:"failures_after"`
+	ProperS       float64 `json:"proper_s"`
+	// ForbiddenStatus is the forbidden fix's status; RejectedBy the
+	// checks that rejected it.
+	ForbiddenStatus string   `json:"forbidden_status"`
+	RejectedBy      []string `json:"rejected_by"`
+	ForbiddenS      float64  `json:"forbidden_s"`
 }
 
 // Totals sum a report. Means are over the tasks that ran (not skipped).
@@ -148,6 +179,45 @@ func (r *Report) Markdown(w io.Writer) {
 	fmt.Fprintf(w, "| **total** | **%d/%d (%.0f%%)** | | mean %.1f | %d | %d | %d | %d | %s | %.1f | %d skipped |\n",
 		t.Resolved, t.Ran, 100*t.ResolvedRate, t.MeanSteps, t.ToolErrors, t.PolicyDenials, t.PatchRefusals,
 		t.Tokens, cost(t.CostUSD, t.CostKnown), t.WallS, t.Skipped)
+	r.flakyMarkdown(w)
+}
+
+// flakyMarkdown is the flaky tasks' own table: the detection (failures of
+// the test's runs, command runs, time), the bar, the clean runs after the
+// proper fix, and what rejected the forbidden fix.
+func (r *Report) flakyMarkdown(w io.Writer) {
+	header := false
+	for _, x := range r.Tasks {
+		f := x.Flaky
+		if f == nil || x.Skipped {
+			continue
+		}
+		if !header {
+			fmt.Fprint(w, "\n#### Flaky tasks\n\n")
+			fmt.Fprintln(w, "| task | resolved | test | before: failed/runs (command runs, s) | bar | after the proper fix: clean runs (status, s) | forbidden fix rejected by (s) | wall s |")
+			fmt.Fprintln(w, "|---|---|---|---|--:|---|---|--:|")
+			header = true
+		}
+		verdict := "yes"
+		if !x.Resolved {
+			verdict = "**no**"
+		}
+		before := fmt.Sprintf("%d/%d (%d, %.1f)", f.DetectFailures, f.DetectRuns, f.DetectCommandRuns, f.DetectS)
+		if f.Verdict != "" && f.Verdict != "flaky" {
+			before += " " + f.Verdict
+		}
+		after, rejected := "not run", "not run"
+		if f.ProperStatus != "" {
+			after = fmt.Sprintf("%d (%s, %.1f)", f.CleanRuns, f.ProperStatus, f.ProperS)
+		}
+		switch {
+		case f.ForbiddenStatus == "rejected":
+			rejected = fmt.Sprintf("%s (%.1f)", strings.Join(f.RejectedBy, ", "), f.ForbiddenS)
+		case f.ForbiddenStatus != "":
+			rejected = fmt.Sprintf("**not rejected**: %s (%.1f)", f.ForbiddenStatus, f.ForbiddenS)
+		}
+		fmt.Fprintf(w, "| %s | %s | %s | %s | %d | %s | %s | %.1f |\n", x.Name, verdict, cell(f.Test), before, f.Bar, after, rejected, x.WallS)
+	}
 }
 
 // cost prints a price, or n/a for a model without one.

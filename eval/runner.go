@@ -9,6 +9,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
@@ -46,12 +47,20 @@ type ToolContext struct {
 type Options struct {
 	// Tasks is the directory of tasks; nil means the bundled tasks.
 	Tasks fs.FS
+	// Set picks the tasks by kind: SetAgent (empty means it), SetFlaky
+	// or SetAll. The filter and the shard apply within the set.
+	Set string
+	// Source is mini-agent's source tree, which flaky tasks' fixtures are
+	// relative to; empty means FindSource from the working directory (not
+	// found: flaky tasks are skipped with the reason).
+	Source string
 	// Filter is --tasks: a comma list of names or a regexp.
 	Filter string
 	Shard  Shard
 	// Jobs is how many tasks run at once; 0 means DefaultJobs.
 	Jobs int
-	// Timeout bounds one task (run and checks); 0 means DefaultTaskTimeout.
+	// Timeout bounds one task (run and checks); 0 means DefaultTaskTimeout,
+	// or DefaultFlakyTaskTimeout for a flaky task.
 	Timeout time.Duration
 	// Provider, Model and BaseURL select a real model; empty or "script"
 	// replays each task's scripted trajectory.
@@ -103,20 +112,38 @@ func (o *Options) selectTasks() ([]*Task, error) {
 	if err != nil {
 		return nil, err
 	}
-	tasks, err := Select(all, o.Filter, o.Shard)
+	inSet, err := InSet(all, o.Set)
+	if err != nil {
+		return nil, fmt.Errorf("eval: %w", err)
+	}
+	if len(inSet) == 0 { // an empty set must not pass as an empty success
+		return nil, fmt.Errorf("eval: none of the %d tasks is in the %s set (--set all selects from every task)", len(all), setName(o.Set))
+	}
+	tasks, err := Select(inSet, o.Filter, o.Shard)
+	if err != nil && o.Set != SetAll {
+		return nil, fmt.Errorf("eval: %w (in the %s set; --set all selects from every task)", err, setName(o.Set))
+	}
 	if err != nil {
 		return nil, fmt.Errorf("eval: %w", err)
 	}
 	return tasks, nil
 }
 
+// taskTimeout bounds one task.
+func (o *Options) taskTimeout(t *Task) time.Duration {
+	switch {
+	case o.Timeout > 0:
+		return o.Timeout
+	case t.Kind == KindFlaky:
+		return DefaultFlakyTaskTimeout
+	}
+	return DefaultTaskTimeout
+}
+
 // Run loads, selects and runs the tasks and returns the report. An error
 // means the eval could not start (bad tasks, bad options); failed tasks
 // are in the report.
 func Run(ctx context.Context, o Options) (*Report, error) {
-	if o.Timeout <= 0 {
-		o.Timeout = DefaultTaskTimeout
-	}
 	if o.Progress == nil {
 		o.Progress = io.Discard
 	}
@@ -136,7 +163,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 			return nil, fmt.Errorf("eval: %w", err)
 		}
 	}
-	r := &runner{o: o, probes: map[string]*probe{}}
+	r := newRunner(o)
 	rep := &Report{Model: o.label(), Tasks: make([]TaskResult, len(tasks))}
 	if o.Shard.Of > 1 {
 		rep.Shard = fmt.Sprintf("%d/%d", o.Shard.Index, o.Shard.Of)
@@ -166,8 +193,17 @@ func progressLine(w io.Writer, r TaskResult) {
 	switch {
 	case r.Skipped:
 		fmt.Fprintf(w, "SKIP %-24s %s\n", r.Name, r.Reason)
+	case r.Resolved && r.Flaky != nil:
+		f := r.Flaky
+		fmt.Fprintf(w, "PASS %-24s %s: %d/%d failed before, bar %d, %d clean after, forbidden fix rejected by %s, %.1fs\n",
+			r.Name, f.Test, f.DetectFailures, f.DetectRuns, f.Bar, f.CleanRuns, strings.Join(f.RejectedBy, ", "), r.WallS)
 	case r.Resolved:
 		fmt.Fprintf(w, "PASS %-24s %s, %s, %d steps, %.1fs\n", r.Name, r.Status, r.StopReason, r.Steps, r.WallS)
+	case r.Flaky != nil:
+		fmt.Fprintf(w, "FAIL %-24s %s, %.1fs\n", r.Name, r.Flaky.Test, r.WallS)
+		for _, f := range r.Failures {
+			fmt.Fprintf(w, "       - %s\n", f)
+		}
 	default:
 		fmt.Fprintf(w, "FAIL %-24s %s, %s, %d steps, %.1fs\n", r.Name, r.Status, r.StopReason, r.Steps, r.WallS)
 		for _, f := range r.Failures {
@@ -180,6 +216,19 @@ type runner struct {
 	o      Options
 	mu     sync.Mutex
 	probes map[string]*probe
+	// srcErr is why mini-agent's source tree was not found (Source empty).
+	srcErr error
+}
+
+// newRunner finds the source tree when the options do not name it.
+func newRunner(o Options) *runner {
+	r := &runner{o: o, probes: map[string]*probe{}}
+	if r.o.Source == "" {
+		r.o.Source, r.srcErr = FindSource(".")
+	} else if abs, err := filepath.Abs(r.o.Source); err == nil {
+		r.o.Source = abs
+	}
+	return r
 }
 
 // taskRun is one task's state while it runs and is checked.
@@ -208,6 +257,10 @@ func (r *runner) runTask(ctx context.Context, t *Task) (res TaskResult) {
 		res.Skipped, res.Reason = true, reason
 		return res
 	}
+	if t.Kind == KindFlaky {
+		r.runFlaky(ctx, t, &res)
+		return res
+	}
 	tr, cleanup, err := r.prepare(ctx, t)
 	defer cleanup()
 	if err != nil {
@@ -218,7 +271,7 @@ func (r *runner) runTask(ctx context.Context, t *Task) (res TaskResult) {
 	r.execute(ctx, tr)
 	// The checks get their own time: a task that hit its deadline is
 	// still judged (and its leftovers cleaned up).
-	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), r.o.Timeout)
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), r.o.taskTimeout(t))
 	defer cancel()
 	stop := context.AfterFunc(ctx, cancel) // but an interrupted eval stops checking too
 	defer stop()
@@ -286,18 +339,29 @@ func (o *Options) newModel(tr *taskRun) (agent.Model, error) {
 	if err != nil {
 		return nil, err
 	}
+	m, srv, err := o.scriptModel(script, tr.task.Env["OPENAI_API_KEY"])
+	tr.server = srv
+	return m, err
+}
+
+// scriptModel replays a script: through the script provider, or served
+// by a fake Chat Completions server (returned: the caller closes it) to
+// the OpenAI adapter, which sends key.
+func (o *Options) scriptModel(script []byte, key string) (agent.Model, *fakellm.Server, error) {
 	if !o.ReplayOpenAI {
-		return provider.New(provider.Config{Provider: provider.ProviderScript, Script: script})
+		m, err := provider.New(provider.Config{Provider: provider.ProviderScript, Script: script})
+		return m, nil, err
 	}
-	if tr.server, err = fakellm.New(script); err != nil {
-		return nil, err
+	srv, err := fakellm.New(script)
+	if err != nil {
+		return nil, nil, err
 	}
-	key := tr.task.Env["OPENAI_API_KEY"]
 	if key == "" {
 		key = replayAPIKey
 	}
-	return provider.New(provider.Config{Provider: provider.ProviderOpenAI, Model: replayModel,
-		BaseURL: tr.server.BaseURL(), APIKey: key, MaxRetries: -1})
+	m, err := provider.New(provider.Config{Provider: provider.ProviderOpenAI, Model: replayModel,
+		BaseURL: srv.BaseURL(), APIKey: key, MaxRetries: -1})
+	return m, srv, err
 }
 
 // modelName is what the pipeline reports and prices.
@@ -311,7 +375,13 @@ func (o *Options) modelName() (prov, model string) {
 			model = provider.DefaultAnthropicModel
 		}
 		return o.Provider, model
-	case o.ReplayOpenAI:
+	}
+	return o.scriptedName()
+}
+
+// scriptedName is what a scripted run reports.
+func (o *Options) scriptedName() (prov, model string) {
+	if o.ReplayOpenAI {
 		return provider.ProviderOpenAI, replayModel
 	}
 	return provider.ProviderScript, ""
@@ -320,7 +390,7 @@ func (o *Options) modelName() (prov, model string) {
 // execute runs the pipeline, exactly as `mini-agent fix/explain` does.
 func (r *runner) execute(ctx context.Context, tr *taskRun) {
 	t := tr.task
-	rctx, cancel := context.WithTimeout(ctx, r.o.Timeout)
+	rctx, cancel := context.WithTimeout(ctx, r.o.taskTimeout(t))
 	defer cancel()
 	var sinks agent.FanOut = agent.FanOut{tr.events}
 	if t.Cancel != nil {
@@ -344,7 +414,7 @@ func (r *runner) execute(ctx context.Context, tr *taskRun) {
 	}
 	agentTimeout := time.Duration(t.Limits.Timeout)
 	if agentTimeout == 0 {
-		agentTimeout = r.o.Timeout
+		agentTimeout = r.o.taskTimeout(t)
 	}
 	testTimeout := time.Duration(t.Limits.TestTimeout)
 	if testTimeout == 0 {

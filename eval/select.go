@@ -3,9 +3,50 @@ package eval
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 )
+
+// Task sets: the tasks of one kind, or all of them.
+const (
+	// SetAgent is the agent tasks (the default set).
+	SetAgent = KindAgent
+	// SetFlaky is the flaky tasks: slow (each stress-runs a fixture to
+	// find the flake, then reruns to the bar), so not in the default set.
+	SetFlaky = KindFlaky
+	// SetAll is every task.
+	SetAll = "all"
+)
+
+// Sets are the task sets, for help texts.
+var Sets = []string{SetAgent, SetFlaky, SetAll}
+
+func setName(set string) string {
+	if set == "" {
+		return SetAgent
+	}
+	return set
+}
+
+// InSet keeps the tasks of the set ("" means SetAgent). An empty result
+// is not an error (a tasks directory may hold only one kind).
+func InSet(tasks []*Task, set string) ([]*Task, error) {
+	if !slices.Contains(Sets, setName(set)) {
+		return nil, fmt.Errorf("--set %q: want one of %s", set, strings.Join(Sets, ", "))
+	}
+	var out []*Task
+	for _, t := range tasks {
+		kind := t.Kind
+		if kind == "" {
+			kind = KindAgent
+		}
+		if setName(set) == SetAll || kind == setName(set) {
+			out = append(out, t)
+		}
+	}
+	return out, nil
+}
 
 // Shard is one part of a split eval: tasks sorted by name are dealt round
 // robin, task k (0-based) going to shard k%Of + 1. Index is 1-based.

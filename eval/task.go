@@ -13,6 +13,10 @@
 //
 // A file named go.mod.txt is restored as go.mod when copied, so a task's Go
 // module is not a nested module of mini-agent's own.
+//
+// A task of kind "flaky" (see FlakySpec) is a flaky fixture module of
+// mini-agent's source tree run through `mini-agent flaky --fix`'s code
+// path: it has only task.json (and optional trajectory scripts).
 package eval
 
 import (
@@ -45,6 +49,12 @@ const (
 	maxTaskFileBytes = 1 << 20
 )
 
+// Task kinds.
+const (
+	KindAgent = "agent"
+	KindFlaky = "flaky"
+)
+
 // Policies a task can name. The pipeline derives its policy from the mode
 // (explain is read-only), so the two must agree.
 const (
@@ -59,9 +69,12 @@ var taskName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`)
 type Task struct {
 	// Name is the task's directory name.
 	Name string `json:"-"`
+	// Kind is KindAgent (the default: a broken project fixed or explained
+	// by one agent run) or KindFlaky (a flaky fixture; see FlakySpec).
+	Kind string `json:"kind,omitempty"`
 	// Description says what the task exercises.
 	Description string `json:"description"`
-	// Mode is "fix" or "explain".
+	// Mode is "fix" or "explain" ("fix", or empty, for a flaky task).
 	Mode agent.Mode `json:"mode"`
 	// TestCommand is the maintainer's test command. $EVAL_SCRATCH names a
 	// per-task directory outside the workspace.
@@ -89,6 +102,8 @@ type Task struct {
 	Cancel *Cancel `json:"cancel,omitempty"`
 	Hidden Hidden  `json:"hidden"`
 	Expect Expect  `json:"expect"`
+	// Flaky is the flaky task's specification (kind flaky only).
+	Flaky *FlakySpec `json:"flaky,omitempty"`
 
 	fsys fs.FS // the task directory
 }
@@ -295,6 +310,16 @@ var knownStops = agent.StopReasons
 func (t *Task) validate() error {
 	if !taskName.MatchString(t.Name) {
 		return fmt.Errorf("name %q: use letters, digits, '.', '_' and '-'", t.Name)
+	}
+	switch t.Kind {
+	case KindFlaky:
+		return t.validateFlaky()
+	case "", KindAgent:
+	default:
+		return fmt.Errorf("kind %q: want %s or %s", t.Kind, KindAgent, KindFlaky)
+	}
+	if t.Flaky != nil {
+		return fmt.Errorf("flaky is set: it belongs to a task of kind %q", KindFlaky)
 	}
 	var errs []error
 	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }

@@ -48,11 +48,16 @@ func materialize(ctx context.Context, t *Task, dir string) error {
 	if err := copyTree(t.fsys, RepoDir, dir); err != nil {
 		return fmt.Errorf("copy project: %w", err)
 	}
+	return commitAll(ctx, dir, "task "+t.Name)
+}
+
+// commitAll makes dir a new git repository with everything in it committed.
+func commitAll(ctx context.Context, dir, message string) error {
 	for _, args := range [][]string{
 		{"init", "-q", "-b", "main"},
 		{"add", "-A"},
 		{"-c", "user.name=mini-agent eval", "-c", "user.email=eval@example.invalid", "-c", "commit.gpgsign=false",
-			"commit", "-q", "--no-verify", "-m", "task " + t.Name},
+			"commit", "-q", "--no-verify", "-m", message},
 	} {
 		if _, err := git(ctx, dir, args...); err != nil {
 			return err

@@ -29,30 +29,36 @@ func evalCommand() (*command, *evalFlags) {
 		usage: "eval [--tasks LIST] [--shard i/n] [--json FILE] [flags]\n       mini-agent eval merge [--json OUT] REPORT.json...",
 		about: "Runs the eval: broken projects with a failing test command, each run through the same pipeline " +
 			"as fix and explain (same tools, sandbox, policy, loop and harness validation), then judged by hidden " +
-			"checks the model never sees. By default the bundled tasks run with their scripted trajectories; " +
+			"checks the model never sees. By default the bundled agent tasks run with their scripted trajectories; " +
+			"--set flaky runs the flaky tasks instead (a flaky fixture of the source tree per task: the detection " +
+			"must find the test flaky, the proper fix be proven by the rerun bar and the forbidden fix be rejected " +
+			"by its named check; minutes each), --set all both; " +
 			"--provider runs a real model on the same tasks. A markdown table goes to stdout, progress to stderr; " +
 			"'mini-agent eval merge' joins the JSON reports of shards.",
 		groups: []flagGroup{
-			{"Tasks", []string{"tasks", "tasks-dir", "shard", "check-tasks"}},
+			{"Tasks", []string{"set", "tasks", "tasks-dir", "source", "shard", "check-tasks"}},
 			{"Model", []string{"provider", "model", "base-url", "replay-openai", "max-cost-usd"}},
 			{"Running", []string{"j", "timeout"}},
 			{"Output", []string{"json", "artifacts"}},
 		},
-		meta: map[string]string{"tasks": "LIST", "tasks-dir": "DIR", "shard": "i/n", "provider": "NAME", "model": "NAME",
+		meta: map[string]string{"set": "NAME", "source": "DIR", "tasks": "LIST", "tasks-dir": "DIR", "shard": "i/n", "provider": "NAME", "model": "NAME",
 			"base-url": "URL", "json": "FILE", "artifacts": "DIR", "max-cost-usd": "USD"},
 		examples: []string{
-			"mini-agent eval --tasks 03-patch-conflict,08-malicious-repo",
+			"mini-agent eval --set all --tasks 03-patch-conflict,14-flaky-order",
 			"mini-agent eval --provider openai --model gpt-4.1-mini --shard 1/4 --json report-1.json",
 		},
 		footer: "Exit codes: 0 every task that ran was resolved, 1 some task was not, 2 usage or configuration " +
 			"error, 130 interrupted. A task whose toolchain is missing is skipped with the reason.",
 		define: func(fs *flag.FlagSet) {
 			o := &e.o
-			fs.StringVar(&o.Filter, "tasks", "", "comma-separated task names, or a regexp over names (default: all)")
+			fs.StringVar(&o.Set, "set", eval.SetAgent, "the tasks to choose from: "+strings.Join(eval.Sets, ", "))
+			fs.StringVar(&o.Filter, "tasks", "", "comma-separated task names, or a regexp over names (default: all of the set)")
+			fs.StringVar(&o.Source, "source", "", "mini-agent's source tree, for the flaky tasks' fixtures (default: found from the working directory up)")
 			fs.StringVar(&e.tasksDir, "tasks-dir", "", "directory of tasks (default: the tasks bundled in the binary)")
 			fs.StringVar(&e.shard, "shard", "", "run shard i of n (1-based): tasks sorted by name, dealt round robin")
 			fs.IntVar(&o.Jobs, "j", eval.DefaultJobs, "tasks run in parallel")
-			fs.DurationVar(&o.Timeout, "timeout", eval.DefaultTaskTimeout, "limit for one task (run and checks)")
+			fs.DurationVar(&o.Timeout, "timeout", 0, fmt.Sprintf("limit for one task (run and checks); 0: %v for an agent task, %v for a flaky task",
+				eval.DefaultTaskTimeout, eval.DefaultFlakyTaskTimeout))
 			fs.StringVar(&o.Provider, "provider", "script", "script (each task's trajectory), openai or anthropic")
 			fs.StringVar(&o.Model, "model", "", "model name for a real provider")
 			fs.StringVar(&o.BaseURL, "base-url", "", "API base URL for a real provider (needs --model)")
@@ -110,6 +116,17 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			return c.usageError(stderr, evalMsg(err))
 		}
 		o.Shard = s
+	}
+	if o.Timeout < 0 {
+		return c.usageError(stderr, fmt.Sprintf("--timeout %v is negative", o.Timeout))
+	}
+	if _, err := eval.InSet(nil, o.Set); err != nil {
+		return c.usageError(stderr, err.Error())
+	}
+	if o.Source != "" {
+		if fi, err := os.Stat(o.Source); err != nil || !fi.IsDir() {
+			return c.usageError(stderr, fmt.Sprintf("--source %s is not a directory", o.Source))
+		}
 	}
 	if tasksDir != "" {
 		if fi, err := os.Stat(tasksDir); err != nil || !fi.IsDir() {

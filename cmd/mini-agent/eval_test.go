@@ -109,3 +109,30 @@ func TestEvalCommandUsage(t *testing.T) {
 		t.Errorf("check-tasks: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
 	}
 }
+
+// TestEvalSetAndSourceFlags: a bad --set, --source or --timeout is a usage
+// error naming the flag, before any task runs; a flaky task whose fixture
+// is not under --source is not resolved (exit 1), with the flaky table.
+func TestEvalSetAndSourceFlags(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"eval", "--set", "flakey"}, `--set "flakey": want one of agent, flaky, all`},
+		{[]string{"eval", "--set", "flaky", "--source", filepath.Join(dir, "none")}, "--source " + filepath.Join(dir, "none") + " is not a directory"},
+		{[]string{"eval", "--timeout", "-1s"}, "--timeout -1s is negative"},
+		{[]string{"eval", "--tasks", "14-flaky-order"}, "in the agent set; --set all selects from every task"},
+	} {
+		code, out, errOut := run(t, c.args...)
+		if code != 2 || out != "" || strings.Count(errOut, "\n") != 1 || !strings.Contains(errOut, c.want) || !strings.HasPrefix(errOut, "mini-agent eval: ") {
+			t.Errorf("%q: exit %d, stdout %q, stderr %q; want exit 2 and one line with %q", c.args, code, out, errOut, c.want)
+		}
+	}
+	code, out, errOut := run(t, "eval", "--set", "flaky", "--tasks", "14-flaky-order", "--source", dir)
+	if code != 1 || !strings.Contains(out, "| 14-flaky-order | **no** |") || !strings.Contains(out, "#### Flaky tasks") ||
+		!strings.Contains(errOut, "setup: fixture internal/flaky/testdata/fixtures/order is not a directory of the source tree") {
+		t.Errorf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
+	}
+}
