@@ -86,6 +86,9 @@ type Job struct {
 	// MinRuns overrides flakyrun's clean executions that end a passing
 	// test's examination (0: its default). Tests lower it.
 	MinRuns int
+	// Seed, when not zero, makes the local runs' shuffled orders
+	// reproducible (flakyrun.Config.Seed); zero keeps random seeds.
+	Seed int64
 	// Progress receives one line per step; nil discards.
 	Progress io.Writer
 }

@@ -111,7 +111,8 @@ func (sc *scene) job(t *testing.T, policy string) Job {
 	return Job{Owner: "octo", Repo: "app", DefaultBranch: "main", Workdir: sc.ws, Command: cmd, Config: cfg,
 		Fix: pipeline.Job{Limits: agent.Limits{MaxSteps: 10, Timeout: 5 * time.Minute}, TestTimeout: 2 * time.Minute,
 			Protected: cfg.ProtectedPaths(), Version: "v0.0.0-test"},
-		Deps: pipeline.Deps{Model: sc.model}, OutDir: t.TempDir(), Trigger: "scheduled run (test)", End: sc.now, MinRuns: 8}
+		Deps: pipeline.Deps{Model: sc.model}, OutDir: t.TempDir(), Trigger: "scheduled run (test)", End: sc.now, MinRuns: 8,
+		Seed: 1} // reproducible orders: the order fixture's verdict does not depend on luck
 }
 
 func (sc *scene) run(t *testing.T, policy string) *Result {

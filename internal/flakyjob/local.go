@@ -20,7 +20,7 @@ import (
 func (r *runner) detectConfig(tests []string) flakyrun.Config {
 	fc := r.job.Config.Flaky
 	return flakyrun.Config{Workdir: r.job.Workdir, Command: r.job.Command, Tests: tests,
-		MaxRuns: fc.MaxRuns, MaxTime: time.Duration(fc.MaxMinutes) * time.Minute, MinRuns: r.job.MinRuns,
+		MaxRuns: fc.MaxRuns, MaxTime: time.Duration(fc.MaxMinutes) * time.Minute, MinRuns: r.job.MinRuns, Seed: r.job.Seed,
 		RunTimeout: r.job.Fix.TestTimeout, Env: r.job.Env, EnvAllow: r.job.EnvAllow, SecretNames: r.job.SecretNames,
 		WritableDirs: r.job.WritableDirs, NoSandbox: r.job.NoSandbox, Progress: r.log, KeepFailureLog: true}
 }
