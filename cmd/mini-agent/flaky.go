@@ -85,8 +85,8 @@ func flakyCommand() (*command, *flakyFlags) {
 				fs.Var(g.Value, g.Name, g.Usage)
 			}
 			fs.StringVar(&f.tests, "tests", "", "comma-separated test ids to examine (default: the whole suite)")
-			fs.IntVar(&f.maxRuns, "max-runs", flakyrun.DefaultMaxRuns, "at most this many runs of the test command (with --fix, the rerun bar has its own)")
-			fs.Float64Var(&f.maxMinutes, "max-minutes", flakyrun.DefaultMaxTime.Minutes(), "wall-clock limit of the detection, in minutes (with --fix, the rerun bar has its own)")
+			fs.IntVar(&f.maxRuns, "max-runs", flakyrun.DefaultMaxRuns, "at most this many runs of the test command in the detection (with --fix, the rerun bar makes as many more as it needs, within --max-minutes)")
+			fs.Float64Var(&f.maxMinutes, "max-minutes", flakyrun.DefaultMaxTime.Minutes(), "wall-clock limit of the detection, in minutes (with --fix, the rerun bar has its own limit of the same length)")
 			fs.Int64Var(&f.seed, "seed", 0, "make the shuffled orders reproducible: runs that shuffle use -shuffle=N, N+1, ... (default 0: random seeds; every failing run's seed is recorded either way)")
 			fs.StringVar(&f.jsonPath, "json", "", "write the JSON report here")
 			fs.BoolVar(&f.fix, "fix", false, "have the agent fix the flaky test's root cause, then prove the fix with the rerun bar")

@@ -192,14 +192,18 @@ func TestFlakyFixOrderFixture(t *testing.T) {
 		status   string
 		check    string
 		attempts int
+		args     []string
 	}{
-		{"proper", []string{"proper.diff"}, 0, "proven", "", 1},
+		{"proper", []string{"proper.diff"}, 0, "proven", "", 1, nil},
+		// A detection budget smaller than the bar: the bar still gets the
+		// runs it needs (a budget of 12 would leave it unproven).
+		{"proper-small-budget", []string{"proper.diff"}, 0, "proven", "", 1, []string{"--max-runs", "12"}},
 		// A rejected diff goes back to the model once; a second rejection ends it.
-		{"forbidden", []string{"forbidden.diff", "forbidden.diff"}, 3, "rejected", "new-skip", 2},
-		{"forbidden-then-proper", []string{"forbidden.diff", "proper.diff"}, 0, "proven", "", 2},
+		{"forbidden", []string{"forbidden.diff", "forbidden.diff"}, 3, "rejected", "new-skip", 2, nil},
+		{"forbidden-then-proper", []string{"forbidden.diff", "proper.diff"}, 0, "proven", "", 2, nil},
 		// A change that fixes nothing passes the harness's plain rerun
 		// (declaration order) but not the bar's shuffled reruns.
-		{"nochange", []string{"nochange.diff"}, 3, "failed-bar", "", 1},
+		{"nochange", []string{"nochange.diff"}, 3, "failed-bar", "", 1, nil},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
@@ -225,8 +229,8 @@ func TestFlakyFixOrderFixture(t *testing.T) {
 			// --seed: the shuffled orders are the same every time, so the
 			// verdict does not depend on luck (random orders call this test
 			// "failing" once in 1,024 detections).
-			code, out, errOut := run(t, "flaky", "--workdir", dir, "--test-command", "go test ./...", "--fix",
-				"--seed", "1", "--provider", "script", "--script", scriptPath, "--json", jsonPath)
+			code, out, errOut := run(t, append([]string{"flaky", "--workdir", dir, "--test-command", "go test ./...", "--fix",
+				"--seed", "1", "--provider", "script", "--script", scriptPath, "--json", jsonPath}, c.args...)...)
 			if code != c.code {
 				t.Fatalf("exit %d, want %d\nstdout:\n%s\nstderr:\n%s", code, c.code, out, errOut)
 			}
@@ -264,6 +268,9 @@ func TestFlakyFixOrderFixture(t *testing.T) {
 			}
 			if c.status == "proven" && (rep.Fix.RunsAfter < rep.Fix.Need || rep.Fix.FailuresAfter != 0 || rep.Fix.Need == 0) {
 				t.Errorf("proven with %d runs after (need %d), %d failures", rep.Fix.RunsAfter, rep.Fix.Need, rep.Fix.FailuresAfter)
+			}
+			if c.name == "proper-small-budget" && rep.Fix.Need <= 12 {
+				t.Errorf("the bar needs %d runs; the case wants a bar above the detection's 12", rep.Fix.Need)
 			}
 			if c.check != "" {
 				hit := false

@@ -134,6 +134,12 @@ func Fix(ctx context.Context, fc FixConfig) (*FixResult, error) {
 	// replays an order of that selection only.
 	cfg.Stress = barStress(cfg.Command, fc.Target.Seeds)
 	cfg.KeepFailureLog, cfg.Progress = false, fc.Detect.Progress
+	// The bar's run budget covers the runs the bar needs: a clean run of
+	// the target counts once however many times it executed in the process
+	// (-count=3), and the need is up to twice the detection's evidence, so
+	// the detection's own budget would leave most fixes unproven. The time
+	// budget still bounds it.
+	cfg.MaxRuns = min(max(cmp(cfg.MaxRuns, DefaultMaxRuns), bar.Need), flaky.MaxRuns)
 	cfg.Done = func(tests []*flaky.Evidence) bool {
 		for _, e := range tests {
 			if e.ID == fc.Target.ID {
