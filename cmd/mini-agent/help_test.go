@@ -228,18 +228,18 @@ func TestUsageErrorMessages(t *testing.T) {
 // no test run); with --price-in/--price-out the run goes ahead.
 func TestCostCapOnUnpricedModelRefused(t *testing.T) {
 	// Not parallel: the OpenAI key comes from the process environment.
-	srv := newOutageServer(t)
+	srv := newOutage(t)
 	ws := t.TempDir()
 	marker := filepath.Join(ws, "tests-ran")
 	args := []string{"fix", "--workdir", ws, "--test-command", "touch " + marker, "--provider", "openai",
-		"--base-url", srv.URL + "/v1", "--model", "llama3.1:8b", "--max-cost-usd", "0.01"}
+		"--base-url", srv.BaseURL(), "--model", "llama3.1:8b", "--max-cost-usd", "0.01"}
 	t.Setenv("OPENAI_API_KEY", "sk-test")
 	code, out, errOut := run(t, args...)
 	if code != 2 || out != "" || !strings.Contains(errOut, `--max-cost-usd 0.01: model "llama3.1:8b" has no known price`) ||
 		!strings.Contains(errOut, "--price-in and --price-out") {
 		t.Errorf("exit %d\nstdout %q\nstderr %q", code, out, errOut)
 	}
-	if n := srv.count(); n != 0 {
+	if n := srv.Requests(); n != 0 {
 		t.Errorf("%d model requests before the refusal", n)
 	}
 	if _, err := os.Stat(marker); err == nil {
@@ -257,7 +257,7 @@ func TestCostCapOnUnpricedModelRefused(t *testing.T) {
 	}
 	// A priced model needs nothing more.
 	code, _, errOut = run(t, "fix", "--workdir", t.TempDir(), "--test-command", "true", "--provider", "openai",
-		"--base-url", srv.URL+"/v1", "--model", "gpt-4.1-mini", "--max-cost-usd", "0.01")
+		"--base-url", srv.BaseURL(), "--model", "gpt-4.1-mini", "--max-cost-usd", "0.01")
 	if code != 0 {
 		t.Errorf("priced model: exit %d %s", code, errOut)
 	}
