@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/org/mini-agent/agent"
+	"github.com/org/mini-agent/internal/protect"
 )
 
 // run calls Main in-process.
@@ -71,6 +72,32 @@ func TestHelpExitsZeroOnStdout(t *testing.T) {
 	}
 	if code, out, _ := run(t, "--help"); code != 0 || !strings.Contains(out, "mini-agent version") {
 		t.Errorf("--help: exit %d\n%s", code, out)
+	}
+}
+
+// TestToolHelpNamesTheProtectedSet: the tool command's help names exactly
+// the paths its write policy protects, from the protect package (the help
+// sentence was a literal that had drifted: it lacked **/.git/** and
+// **/.env.*), and the --protected flag's default is the default globs.
+func TestToolHelpNamesTheProtectedSet(t *testing.T) {
+	t.Parallel()
+	code, out, _ := run(t, "tool", "--help")
+	if code != 0 {
+		t.Fatalf("tool --help: exit %d\n%s", code, out)
+	}
+	flat := strings.Join(strings.Fields(out), " ")
+	if want := "(paths matching " + strings.Join(protect.Default().List(), ", ") + " are never written)"; !strings.Contains(flat, want) {
+		t.Errorf("tool --help lacks %q:\n%s", want, out)
+	}
+	for _, g := range []string{".git/**", "**/.git/**", ".github/**", "**/.env", "**/.env.*"} {
+		if !slices.Contains(strings.FieldsFunc(flat, func(r rune) bool { return r == ' ' || r == ',' || r == '(' }), g) {
+			t.Errorf("tool --help does not name the protected glob %s:\n%s", g, out)
+		}
+	}
+	_, out, _ = run(t, "fix", "--help")
+	flat = strings.Join(strings.Fields(out), " ")
+	if want := "(default " + strings.Join(protect.Defaults(), ",") + ")"; !strings.Contains(flat, want) {
+		t.Errorf("fix --help: the --protected default is not %q:\n%s", want, out)
 	}
 }
 
