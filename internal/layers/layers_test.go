@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -127,6 +128,7 @@ type pkg struct {
 var docLabel = map[layer]string{job: "Job level:", leaf: "Leaf engine:", fake: "Test fake:"}
 
 func TestImportLayers(t *testing.T) {
+	t.Parallel()
 	pkgs := listPackages(t)
 	if len(pkgs) < 10 {
 		t.Fatalf("go list found %d packages; the module has more", len(pkgs))
@@ -139,6 +141,7 @@ func TestImportLayers(t *testing.T) {
 // Every internal package says its layer in its package doc, as the table
 // classifies it: "Job level: …", "Leaf engine: …" or "Test fake: …".
 func TestPackageDocsSayTheirLayer(t *testing.T) {
+	t.Parallel()
 	for _, p := range listPackages(t) {
 		name, _ := strings.CutPrefix(p.ImportPath, module)
 		l, ok := table[name]
@@ -290,23 +293,40 @@ func forbiddenImport(name, imp string) string {
 	return ""
 }
 
-// listPackages runs `go list -json ./...` at the module root.
+// listed is the module's package list, read once for all tests.
+var listed struct {
+	once sync.Once
+	pkgs []pkg
+	err  error
+}
+
+// listPackages runs `go list -json ./...` at the module root (once; each
+// caller gets its own copy of the list).
 func listPackages(t *testing.T) []pkg {
 	t.Helper()
 	root := moduleRoot(t)
+	listed.once.Do(func() { listed.pkgs, listed.err = goList(root) })
+	if listed.err != nil {
+		t.Fatal(listed.err)
+	}
+	return slices.Clone(listed.pkgs)
+}
+
+func goList(root string) ([]pkg, error) {
 	goBin, err := exec.LookPath("go")
 	if err != nil {
-		t.Fatalf("the go command is needed to list the packages: %v", err)
+		return nil, fmt.Errorf("the go command is needed to list the packages: %v", err)
 	}
-	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, goBin, "list", "-json", "./...")
+	// Only the fields pkg has: go list then skips the work the others need.
+	cmd := exec.CommandContext(ctx, goBin, "list", "-json=ImportPath,Dir,GoFiles,Imports", "./...")
 	cmd.Dir = root
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
 	if err != nil {
-		t.Fatalf("go list: %v\n%s", err, stderr.String())
+		return nil, fmt.Errorf("go list: %v\n%s", err, stderr.String())
 	}
 	var pkgs []pkg
 	dec := json.NewDecoder(strings.NewReader(string(out)))
@@ -317,11 +337,11 @@ func listPackages(t *testing.T) []pkg {
 			break
 		}
 		if err != nil {
-			t.Fatalf("go list output: %v", err)
+			return nil, fmt.Errorf("go list output: %v", err)
 		}
 		pkgs = append(pkgs, p)
 	}
-	return pkgs
+	return pkgs, nil
 }
 
 func moduleRoot(t *testing.T) string {
