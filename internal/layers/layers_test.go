@@ -51,8 +51,10 @@ var table = map[string]layer{
 	"agent":          app,
 	"agent/provider": app,
 	"tools":          app,
-	"ghapi":          app,
-	"eval":           wiring,
+	// The chosen model without the SDKs: what the job runner carries.
+	"agent/provider/pricing": app,
+	"ghapi":                  app,
+	"eval":                   wiring,
 
 	"internal/action":     job,
 	"internal/pipeline":   job,
@@ -100,6 +102,9 @@ var forbidden = map[string][]string{
 	// The loop knows no GitHub and no concrete tool: tools are injected.
 	"agent":          {"ghapi", "tools", "github.com/google/go-github", "golang.org/x/oauth2"},
 	"agent/provider": {"ghapi", "tools", "github.com/google/go-github", "golang.org/x/oauth2"},
+	// The chosen model and its prices link no SDK (that is its point).
+	"agent/provider/pricing": {"ghapi", "tools", "github.com/google/go-github", "golang.org/x/oauth2",
+		"github.com/openai/", "github.com/anthropics/"},
 	// The GitHub client knows no model and no tool.
 	"ghapi": {"agent", "tools", "github.com/openai/", "github.com/anthropics/"},
 	// The tools know neither GitHub nor the models (they may use the
