@@ -263,7 +263,8 @@ func TestSandboxedGoTestPasses(t *testing.T) {
 func TestFailureAfterLogCapIsExtracted(t *testing.T) {
 	t.Parallel()
 	ws := openWS(t, t.TempDir())
-	line := `head -c 70000000 /dev/zero | tr '\0' 'x' | fold -w 100; echo; ` +
+	// 70 MB of 100-byte lines (yes is the cheapest generator of them).
+	line := `yes ` + strings.Repeat("x", 99) + ` | head -c 70000000; echo; ` +
 		`echo '--- FAIL: TestLateFailure (0.00s)'; echo '    late_test.go:7: the failure after 64 MB'; echo FAIL; exit 1`
 	rt := NewRunTest(ws, RunTestConfig{Command: mustParse(t, line)})
 	out, err := rt.Run(t.Context(), testcmd.Selection{}, testcmd.Plain)

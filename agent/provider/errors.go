@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/org/mini-agent/agent"
+	"github.com/org/mini-agent/agent/provider/pricing"
 )
 
 // Limits on what an error keeps from a provider's error response.
@@ -25,8 +26,9 @@ const (
 
 // ErrConfig is wrapped by every configuration error New and the adapter
 // constructors return (unknown provider, missing key or model, unreadable
-// script), so a CLI can map them to its usage/configuration exit code.
-var ErrConfig = errors.New("provider configuration")
+// script), so a CLI can map them to its usage/configuration exit code. It
+// is pricing.ErrConfig.
+var ErrConfig = pricing.ErrConfig
 
 // ErrScriptExhausted is wrapped by the script provider when the model is
 // asked for more turns than the script holds.

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/org/mini-agent/agent"
+	"github.com/org/mini-agent/agent/provider/pricing"
 )
 
 // Choice is the model a run asks for: the adapter's configuration, the
@@ -25,40 +26,12 @@ type Choice struct {
 }
 
 // Selected is a model ready for a run: the adapter, the provider and model
-// names the run is reported and priced by, and its prices.
-type Selected struct {
-	Model    agent.Model
-	Provider string
-	// Name is the model name: the configured one, or the provider's default.
-	Name   string
-	prices map[string][2]float64
-}
+// names the run is reported and priced by, and its prices (pricing.Selected).
+type Selected = pricing.Selected
 
-// Cost prices u for model with the choice's prices (see Cost).
-func (s Selected) Cost(model string, u agent.Usage) (float64, bool) {
-	return Cost(model, u, s.prices)
-}
-
-// BudgetError refuses a dollar budget that could not be enforced: the
-// model has no known price and none was given, so the run would go
-// unbounded with only "cost unknown" at the end. The caller names its own
-// settings (flags or inputs) with Describe.
-type BudgetError struct {
-	Budget float64
-	Model  string
-}
-
-func (e *BudgetError) Error() string {
-	return e.Describe("max-cost-usd", "price-in", "price-out")
-}
-
-// Describe is the refusal with the caller's names for the budget and the
-// two price settings.
-func (e *BudgetError) Describe(budget, priceIn, priceOut string) string {
-	return fmt.Sprintf("%s %g: model %q has no known price, so the dollar budget could not be enforced; "+
-		"give its price with %s and %s (USD per million input and output tokens), or drop the dollar budget",
-		budget, e.Budget, e.Model, priceIn, priceOut)
-}
+// BudgetError refuses a dollar budget that could not be enforced
+// (pricing.BudgetError).
+type BudgetError = pricing.BudgetError
 
 // Select builds the adapter c configures and checks its prices against the
 // budget. Configuration mistakes wrap ErrConfig; an unenforceable budget is
@@ -75,25 +48,26 @@ func Select(c Choice) (Selected, error) {
 // model, tests): the same naming, pricing and budget check.
 func (c Choice) Use(m agent.Model) (Selected, error) {
 	prov := strings.ToLower(strings.TrimSpace(c.Provider))
-	s := Selected{Model: m, Provider: c.Provider, Name: c.Model}
-	if s.Name == "" {
+	name := c.Model
+	if name == "" {
 		switch prov {
 		case ProviderOpenAI:
-			s.Name = DefaultOpenAIModel
+			name = DefaultOpenAIModel
 		case ProviderAnthropic:
-			s.Name = DefaultAnthropicModel
+			name = DefaultAnthropicModel
 		default:
-			s.Name = c.Provider
+			name = c.Provider
 		}
 	}
-	s.prices = make(map[string][2]float64, len(c.Prices)+1)
+	prices := make(map[string][2]float64, len(c.Prices)+1)
 	for k, v := range c.Prices {
-		s.prices[k] = v
+		prices[k] = v
 	}
 	if c.Price != nil {
-		s.prices[s.Name] = *c.Price
+		prices[name] = *c.Price
 	}
-	for model, p := range s.prices {
+	s := pricing.New(m, c.Provider, name, prices)
+	for model, p := range prices {
 		if !(p[0] >= 0 && p[1] >= 0) || math.IsInf(p[0], 0) || math.IsInf(p[1], 0) {
 			return Selected{}, fmt.Errorf("%w: the price of %q must be two non-negative amounts (USD per million tokens), got %v", ErrConfig, model, p)
 		}
@@ -104,7 +78,7 @@ func (c Choice) Use(m agent.Model) (Selected, error) {
 	if !(c.MaxCostUSD > 0) || math.IsInf(c.MaxCostUSD, 0) {
 		return Selected{}, fmt.Errorf("%w: the dollar budget %v is not a positive amount", ErrConfig, c.MaxCostUSD)
 	}
-	if !Priced(s.Name, s.prices) {
+	if !Priced(s.Name, prices) {
 		return Selected{}, &BudgetError{Budget: c.MaxCostUSD, Model: s.Name}
 	}
 	return s, nil

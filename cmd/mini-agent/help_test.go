@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/org/mini-agent/agent"
+	"github.com/org/mini-agent/internal/protect"
 )
 
 // run calls Main in-process.
@@ -71,6 +72,32 @@ func TestHelpExitsZeroOnStdout(t *testing.T) {
 	}
 	if code, out, _ := run(t, "--help"); code != 0 || !strings.Contains(out, "mini-agent version") {
 		t.Errorf("--help: exit %d\n%s", code, out)
+	}
+}
+
+// TestToolHelpNamesTheProtectedSet: the tool command's help names exactly
+// the paths its write policy protects, from the protect package (the help
+// sentence was a literal that had drifted: it lacked **/.git/** and
+// **/.env.*), and the --protected flag's default is the default globs.
+func TestToolHelpNamesTheProtectedSet(t *testing.T) {
+	t.Parallel()
+	code, out, _ := run(t, "tool", "--help")
+	if code != 0 {
+		t.Fatalf("tool --help: exit %d\n%s", code, out)
+	}
+	flat := strings.Join(strings.Fields(out), " ")
+	if want := "(paths matching " + strings.Join(protect.Default().List(), ", ") + " are never written)"; !strings.Contains(flat, want) {
+		t.Errorf("tool --help lacks %q:\n%s", want, out)
+	}
+	for _, g := range []string{".git/**", "**/.git/**", ".github/**", "**/.env", "**/.env.*"} {
+		if !slices.Contains(strings.FieldsFunc(flat, func(r rune) bool { return r == ' ' || r == ',' || r == '(' }), g) {
+			t.Errorf("tool --help does not name the protected glob %s:\n%s", g, out)
+		}
+	}
+	_, out, _ = run(t, "fix", "--help")
+	flat = strings.Join(strings.Fields(out), " ")
+	if want := "(default " + strings.Join(protect.Defaults(), ",") + ")"; !strings.Contains(flat, want) {
+		t.Errorf("fix --help: the --protected default is not %q:\n%s", want, out)
 	}
 }
 
@@ -228,18 +255,18 @@ func TestUsageErrorMessages(t *testing.T) {
 // no test run); with --price-in/--price-out the run goes ahead.
 func TestCostCapOnUnpricedModelRefused(t *testing.T) {
 	// Not parallel: the OpenAI key comes from the process environment.
-	srv := newOutageServer(t)
+	srv := newOutage(t)
 	ws := t.TempDir()
 	marker := filepath.Join(ws, "tests-ran")
 	args := []string{"fix", "--workdir", ws, "--test-command", "touch " + marker, "--provider", "openai",
-		"--base-url", srv.URL + "/v1", "--model", "llama3.1:8b", "--max-cost-usd", "0.01"}
+		"--base-url", srv.BaseURL(), "--model", "llama3.1:8b", "--max-cost-usd", "0.01"}
 	t.Setenv("OPENAI_API_KEY", "sk-test")
 	code, out, errOut := run(t, args...)
 	if code != 2 || out != "" || !strings.Contains(errOut, `--max-cost-usd 0.01: model "llama3.1:8b" has no known price`) ||
 		!strings.Contains(errOut, "--price-in and --price-out") {
 		t.Errorf("exit %d\nstdout %q\nstderr %q", code, out, errOut)
 	}
-	if n := srv.count(); n != 0 {
+	if n := srv.Requests(); n != 0 {
 		t.Errorf("%d model requests before the refusal", n)
 	}
 	if _, err := os.Stat(marker); err == nil {
@@ -257,7 +284,7 @@ func TestCostCapOnUnpricedModelRefused(t *testing.T) {
 	}
 	// A priced model needs nothing more.
 	code, _, errOut = run(t, "fix", "--workdir", t.TempDir(), "--test-command", "true", "--provider", "openai",
-		"--base-url", srv.URL+"/v1", "--model", "gpt-4.1-mini", "--max-cost-usd", "0.01")
+		"--base-url", srv.BaseURL(), "--model", "gpt-4.1-mini", "--max-cost-usd", "0.01")
 	if code != 0 {
 		t.Errorf("priced model: exit %d %s", code, errOut)
 	}

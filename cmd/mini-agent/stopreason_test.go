@@ -2,40 +2,24 @@ package main
 
 import (
 	"context"
-	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync/atomic"
 	"testing"
 
 	"github.com/org/mini-agent/internal/bundle"
+	"github.com/org/mini-agent/internal/fakellm"
 )
 
-// outageServer is a model endpoint that is down: every Chat Completions
-// request is answered 503 (with a short retry-after so retries are quick).
-type outageServer struct {
-	*httptest.Server
-	n atomic.Int64
-}
-
-func newOutageServer(t *testing.T) *outageServer {
+// newOutage is a model endpoint that is down (every request answered 503),
+// closed when the test ends.
+func newOutage(t *testing.T) *fakellm.Outage {
 	t.Helper()
-	s := &outageServer{}
-	s.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		s.n.Add(1)
-		w.Header().Set("Content-Type", "application/json")
-		w.Header().Set("retry-after-ms", "1")
-		w.WriteHeader(http.StatusServiceUnavailable)
-		w.Write([]byte(`{"error":{"message":"upstream model unavailable","type":"server_error"}}`))
-	}))
-	t.Cleanup(s.Close)
-	return s
+	o := fakellm.NewOutage()
+	t.Cleanup(o.Close)
+	return o
 }
-
-func (s *outageServer) count() int { return int(s.n.Load()) }
 
 // TestNoPatchRunSaysWhy: a run whose model ends without a patch says so on
 // the terminal, in the summary and in the bundle.
@@ -71,7 +55,7 @@ func TestNoPatchRunSaysWhy(t *testing.T) {
 }
 
 // outageWhy is how a report names a model endpoint that stayed down.
-var outageWhy = regexp.MustCompile(`^Not fixed: the model API failed after 4 attempts: openai api: status 503 server_error: upstream model unavailable`)
+var outageWhy = regexp.MustCompile(`^Not fixed: the model API failed after 4 attempts: openai api: status 503 server_error: ` + regexp.QuoteMeta(fakellm.OutageMessage))
 
 // TestModelOutageLeadsTheSummary (issue 16.3): with the model endpoint
 // answering 503, the run ends not-fixed and the summary (CLI and action
@@ -81,14 +65,14 @@ func TestModelOutageLeadsTheSummary(t *testing.T) {
 		t.Skip("slow end-to-end test; run without -short (scripts/test.sh does)")
 	}
 	t.Parallel()
-	srv := newOutageServer(t)
+	srv := newOutage(t)
 	ws, out := workspace(t), t.TempDir()
 	r := runBinary(t, context.Background(), []string{"OPENAI_API_KEY=sk-test"},
-		append([]string{"fix"}, jobArgs(ws, out, "--provider", "openai", "--base-url", srv.URL+"/v1", "--model", "gpt-4.1")...)...)
+		append([]string{"fix"}, jobArgs(ws, out, "--provider", "openai", "--base-url", srv.BaseURL(), "--model", "gpt-4.1")...)...)
 	if r.code != 1 {
 		t.Fatalf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
 	}
-	if n := srv.count(); n != 4 {
+	if n := srv.Requests(); n != 4 {
 		t.Errorf("%d model requests, want 4 (one try and three retries)", n)
 	}
 	summary, err := os.ReadFile(filepath.Join(out, "summary.md"))

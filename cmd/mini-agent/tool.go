@@ -11,6 +11,7 @@ import (
 
 	"github.com/org/mini-agent/agent"
 	"github.com/org/mini-agent/internal/exitcode"
+	"github.com/org/mini-agent/internal/protect"
 	"github.com/org/mini-agent/internal/testcmd"
 	"github.com/org/mini-agent/tools"
 )
@@ -28,7 +29,7 @@ func toolCommand() (*command, *toolFlags) {
 		usage: "tool NAME --workdir DIR [--test-command CMD] 'JSON-ARGS'",
 		about: "Runs one tool call (read_file, search, apply_patch or run_test) the way the agent loop does: " +
 			"the JSON arguments are checked against the tool's schema, the call passes the default write policy " +
-			"(.git/, .github/** and .env files are never written), and what the model would read is printed on " +
+			"(paths matching " + protect.Default().String() + " are never written), and what the model would read is printed on " +
 			"stdout. Use it to see what the model sees, or to try a patch. The flags go between the tool name " +
 			"and the JSON arguments; without JSON the call gets {}.",
 		groups: []flagGroup{

@@ -1,39 +1,23 @@
 package action
 
 import (
-	"net/http"
-	"net/http/httptest"
 	"os"
 	"regexp"
 	"strings"
-	"sync/atomic"
 	"testing"
 
 	"github.com/org/mini-agent/ghapi/ghtest"
+	"github.com/org/mini-agent/internal/fakellm"
 )
 
-// outageServer is a model endpoint that is down: every Chat Completions
-// request is answered 503 (with a short retry-after so retries are quick).
-type outageServer struct {
-	*httptest.Server
-	n atomic.Int64
-}
-
-func newOutageServer(t *testing.T) *outageServer {
+// newOutage is a model endpoint that is down (every request answered 503),
+// closed when the test ends.
+func newOutage(t *testing.T) *fakellm.Outage {
 	t.Helper()
-	s := &outageServer{}
-	s.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		s.n.Add(1)
-		w.Header().Set("Content-Type", "application/json")
-		w.Header().Set("retry-after-ms", "1")
-		w.WriteHeader(http.StatusServiceUnavailable)
-		w.Write([]byte(`{"error":{"message":"upstream model unavailable","type":"server_error"}}`))
-	}))
-	t.Cleanup(s.Close)
-	return s
+	o := fakellm.NewOutage()
+	t.Cleanup(o.Close)
+	return o
 }
-
-func (s *outageServer) count() int { return int(s.n.Load()) }
 
 // addFailedRun adds a failed workflow run of the scene's head, with the
 // real failing test log.
@@ -45,19 +29,19 @@ func addFailedRun(t *testing.T, sc *scene, id int64) {
 }
 
 // outageWhy is how a report names a model endpoint that stayed down.
-var outageWhy = regexp.MustCompile(`^Not fixed: the model API failed after 4 attempts: openai api: status 503 server_error: upstream model unavailable`)
+var outageWhy = regexp.MustCompile(`^Not fixed: the model API failed after 4 attempts: openai api: status 503 server_error: ` + regexp.QuoteMeta(fakellm.OutageMessage))
 
 func TestActionModelOutageLeadsTheJobSummary(t *testing.T) {
 	t.Parallel()
-	srv := newOutageServer(t)
+	srv := newOutage(t)
 	sc := newScene(t, "")
 	addFailedRun(t, sc, 101)
 	env, vars, stdout := sc.env(t, "workflow_run", workflowRunPayload(101, sc.head, "main", nil),
-		map[string]string{"provider": "openai", "base-url": srv.URL + "/v1", "model": "gpt-4.1"})
+		map[string]string{"provider": "openai", "base-url": srv.BaseURL(), "model": "gpt-4.1"})
 	if code := actionMain(t.Context(), env); code != 1 {
 		t.Fatalf("exit %d\n%s", code, stdout)
 	}
-	if n := srv.count(); n != 4 {
+	if n := srv.Requests(); n != 4 {
 		t.Errorf("%d model requests, want 4", n)
 	}
 	summary, err := os.ReadFile(vars["GITHUB_STEP_SUMMARY"])
@@ -82,15 +66,15 @@ func TestActionModelOutageLeadsTheJobSummary(t *testing.T) {
 // and accepts it with the price-in/price-out inputs.
 func TestActionCostCapRefused(t *testing.T) {
 	t.Parallel()
-	srv := newOutageServer(t)
+	srv := newOutage(t)
 	sc := newScene(t, "")
 	addFailedRun(t, sc, 101)
-	in := map[string]string{"provider": "openai", "base-url": srv.URL + "/v1", "model": "llama3.1:8b", "max-cost-usd": "0.01"}
+	in := map[string]string{"provider": "openai", "base-url": srv.BaseURL(), "model": "llama3.1:8b", "max-cost-usd": "0.01"}
 	env, vars, stdout := sc.env(t, "workflow_run", workflowRunPayload(101, sc.head, "main", nil), in)
 	if code := actionMain(t.Context(), env); code != 2 {
 		t.Fatalf("exit %d\n%s", code, stdout)
 	}
-	if n := srv.count(); n != 0 {
+	if n := srv.Requests(); n != 0 {
 		t.Errorf("%d model requests before the refusal", n)
 	}
 	summary, _ := os.ReadFile(vars["GITHUB_STEP_SUMMARY"])
@@ -108,7 +92,7 @@ func TestActionCostCapRefused(t *testing.T) {
 	if code := actionMain(t.Context(), env); code != 1 {
 		t.Fatalf("with a price: exit %d\n%s", code, stdout)
 	}
-	if n := srv.count(); n != 4 {
+	if n := srv.Requests(); n != 4 {
 		t.Errorf("with a price: %d model requests, want 4 (the endpoint is down)", n)
 	}
 }

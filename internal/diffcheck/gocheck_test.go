@@ -123,10 +123,15 @@ func TestGoChecks(t *testing.T) {
 			one("x_test.go", goTest(impT, "\tdone := make(chan struct{})\n\tgo func() { compute(); close(done) }()\n\t<-done\n"+baseBody)),
 			nil},
 	}
-	for _, tc := range tests {
+	changes := make([]change, len(tests))
+	for i, tc := range tests {
+		changes[i] = change{tc.before, tc.after}
+	}
+	diffs := gitDiffs(t, changes)
+	for i, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			diff, src := gitDiff(t, tc.before, tc.after)
+			diff, src := diffs[i].diff, diffs[i].src
 			got, err := Check(diff, src, Options{})
 			if err != nil {
 				t.Fatalf("Check: %v\n%s", err, diff)

@@ -92,10 +92,15 @@ func TestTextChecks(t *testing.T) {
 			js(strings.Replace(jsBase, "  c.reset();\n", "  await c.reset();\n", 1)),
 			nil},
 	}
-	for _, tc := range tests {
+	changes := make([]change, len(tests))
+	for i, tc := range tests {
+		changes[i] = change{tc.before, tc.after}
+	}
+	diffs := gitDiffs(t, changes)
+	for i, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			diff, src := gitDiff(t, tc.before, tc.after)
+			diff, src := diffs[i].diff, diffs[i].src
 			got, err := Check(diff, src, Options{})
 			if err != nil {
 				t.Fatalf("Check: %v\n%s", err, diff)
@@ -109,8 +114,11 @@ func TestTextChecks(t *testing.T) {
 
 func TestExtraProtected(t *testing.T) {
 	t.Parallel()
-	diff, src := gitDiff(t, one("deploy/prod.yaml", "a: 1\n"), one("deploy/prod.yaml", "a: 2\n"))
-	got, err := Check(diff, src, Options{Protected: []string{"deploy/**"}})
+	diffs := gitDiffs(t, []change{
+		{one("deploy/prod.yaml", "a: 1\n"), one("deploy/prod.yaml", "a: 2\n")},
+		{one(".GitHub/workflows/ci.yml", "on: push\n"), one(".GitHub/workflows/ci.yml", "on: [push]\n")},
+	})
+	got, err := Check(diffs[0].diff, diffs[0].src, Options{Protected: []string{"deploy/**"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -118,8 +126,7 @@ func TestExtraProtected(t *testing.T) {
 		t.Fatalf("checks = %v, want only protected-file (a protected file is not also a non-test edit)", names)
 	}
 	// Case-insensitive, as on macOS and Windows file systems.
-	diff, src = gitDiff(t, one(".GitHub/workflows/ci.yml", "on: push\n"), one(".GitHub/workflows/ci.yml", "on: [push]\n"))
-	if got, err = Check(diff, src, Options{}); err != nil || !Rejected(got) {
+	if got, err = Check(diffs[1].diff, diffs[1].src, Options{}); err != nil || !Rejected(got) {
 		t.Fatalf(".GitHub/ edit: %v, %v; want rejected", got, err)
 	}
 }

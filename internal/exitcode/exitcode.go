@@ -15,7 +15,7 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/org/mini-agent/agent/provider"
+	"github.com/org/mini-agent/agent/provider/pricing"
 	"github.com/org/mini-agent/internal/bundle"
 	"github.com/org/mini-agent/internal/config"
 	"github.com/org/mini-agent/internal/flaky"
@@ -50,11 +50,11 @@ var ErrUsage = errors.New("usage")
 func IsUsage(err error) bool {
 	var (
 		ce *pipeline.ConfigError
-		be *provider.BudgetError
+		be *pricing.BudgetError
 		pe *config.Error
 	)
 	return errors.Is(err, ErrUsage) || errors.As(err, &ce) || errors.As(err, &be) || errors.As(err, &pe) ||
-		errors.Is(err, provider.ErrConfig) || errors.Is(err, route.ErrEvent)
+		errors.Is(err, pricing.ErrConfig) || errors.Is(err, route.ErrEvent)
 }
 
 // For is the code of a local command (fix, explain, demo, tool, eval)

@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/org/mini-agent/agent/provider"
+	"github.com/org/mini-agent/agent/provider/pricing"
 	"github.com/org/mini-agent/internal/bundle"
 	"github.com/org/mini-agent/internal/config"
 	"github.com/org/mini-agent/internal/flaky"
@@ -29,8 +29,8 @@ func TestForErrors(t *testing.T) {
 	}{
 		{"nil", live, nil, OK, OK},
 		{"pipeline config", live, wrap(&pipeline.ConfigError{Field: "workdir", Problem: " is required"}), Usage, Usage},
-		{"provider config", live, wrap(fmt.Errorf("%w: no key", provider.ErrConfig)), Usage, Usage},
-		{"budget", live, &provider.BudgetError{Budget: 1, Model: "m"}, Usage, Usage},
+		{"provider config", live, wrap(fmt.Errorf("%w: no key", pricing.ErrConfig)), Usage, Usage},
+		{"budget", live, &pricing.BudgetError{Budget: 1, Model: "m"}, Usage, Usage},
 		{"policy file", live, wrap(&config.Error{Path: ".github/mini-agent.yml", Problems: []string{"x"}}), Usage, Usage},
 		{"event", live, wrap(fmt.Errorf("%w: bad payload", route.ErrEvent)), Usage, Usage},
 		{"usagef", live, Usagef("bad inputs: %s", "x"), Usage, Usage},

@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -50,8 +51,10 @@ var table = map[string]layer{
 	"agent":          app,
 	"agent/provider": app,
 	"tools":          app,
-	"ghapi":          app,
-	"eval":           wiring,
+	// The chosen model without the SDKs: what the job runner carries.
+	"agent/provider/pricing": app,
+	"ghapi":                  app,
+	"eval":                   wiring,
 
 	"internal/action":     job,
 	"internal/pipeline":   job,
@@ -100,6 +103,9 @@ var forbidden = map[string][]string{
 	// The loop knows no GitHub and no concrete tool: tools are injected.
 	"agent":          {"ghapi", "tools", "github.com/google/go-github", "golang.org/x/oauth2"},
 	"agent/provider": {"ghapi", "tools", "github.com/google/go-github", "golang.org/x/oauth2"},
+	// The chosen model and its prices link no SDK (that is its point).
+	"agent/provider/pricing": {"ghapi", "tools", "github.com/google/go-github", "golang.org/x/oauth2",
+		"github.com/openai/", "github.com/anthropics/"},
 	// The GitHub client knows no model and no tool.
 	"ghapi": {"agent", "tools", "github.com/openai/", "github.com/anthropics/"},
 	// The tools know neither GitHub nor the models (they may use the
@@ -128,6 +134,7 @@ type pkg struct {
 var docLabel = map[layer]string{job: "Job level:", leaf: "Leaf engine:", fake: "Test fake:"}
 
 func TestImportLayers(t *testing.T) {
+	t.Parallel()
 	pkgs := listPackages(t)
 	if len(pkgs) < 10 {
 		t.Fatalf("go list found %d packages; the module has more", len(pkgs))
@@ -140,6 +147,7 @@ func TestImportLayers(t *testing.T) {
 // Every internal package says its layer in its package doc, as the table
 // classifies it: "Job level: …", "Leaf engine: …" or "Test fake: …".
 func TestPackageDocsSayTheirLayer(t *testing.T) {
+	t.Parallel()
 	for _, p := range listPackages(t) {
 		name, _ := strings.CutPrefix(p.ImportPath, module)
 		l, ok := table[name]
@@ -291,23 +299,40 @@ func forbiddenImport(name, imp string) string {
 	return ""
 }
 
-// listPackages runs `go list -json ./...` at the module root.
+// listed is the module's package list, read once for all tests.
+var listed struct {
+	once sync.Once
+	pkgs []pkg
+	err  error
+}
+
+// listPackages runs `go list -json ./...` at the module root (once; each
+// caller gets its own copy of the list).
 func listPackages(t *testing.T) []pkg {
 	t.Helper()
 	root := moduleRoot(t)
+	listed.once.Do(func() { listed.pkgs, listed.err = goList(root) })
+	if listed.err != nil {
+		t.Fatal(listed.err)
+	}
+	return slices.Clone(listed.pkgs)
+}
+
+func goList(root string) ([]pkg, error) {
 	goBin, err := exec.LookPath("go")
 	if err != nil {
-		t.Fatalf("the go command is needed to list the packages: %v", err)
+		return nil, fmt.Errorf("the go command is needed to list the packages: %v", err)
 	}
-	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, goBin, "list", "-json", "./...")
+	// Only the fields pkg has: go list then skips the work the others need.
+	cmd := exec.CommandContext(ctx, goBin, "list", "-json=ImportPath,Dir,GoFiles,Imports", "./...")
 	cmd.Dir = root
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
 	if err != nil {
-		t.Fatalf("go list: %v\n%s", err, stderr.String())
+		return nil, fmt.Errorf("go list: %v\n%s", err, stderr.String())
 	}
 	var pkgs []pkg
 	dec := json.NewDecoder(strings.NewReader(string(out)))
@@ -318,11 +343,11 @@ func listPackages(t *testing.T) []pkg {
 			break
 		}
 		if err != nil {
-			t.Fatalf("go list output: %v", err)
+			return nil, fmt.Errorf("go list output: %v", err)
 		}
 		pkgs = append(pkgs, p)
 	}
-	return pkgs
+	return pkgs, nil
 }
 
 func moduleRoot(t *testing.T) string {

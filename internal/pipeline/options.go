@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/org/mini-agent/agent"
-	"github.com/org/mini-agent/agent/provider"
+	"github.com/org/mini-agent/agent/provider/pricing"
 	"github.com/org/mini-agent/internal/protect"
 	"github.com/org/mini-agent/internal/testcmd"
 )
@@ -59,7 +59,7 @@ type Job struct {
 type Deps struct {
 	// Model is the model the agent drives, built by the caller
 	// (provider.Select).
-	Model provider.Selected
+	Model pricing.Selected
 	// Progress receives one line per step (stderr in the CLI); nil discards.
 	Progress io.Writer
 	// Events receives every event too (the action's log groups, the eval).

@@ -11,7 +11,7 @@ import (
 	"testing"
 
 	"github.com/org/mini-agent/agent"
-	"github.com/org/mini-agent/agent/provider"
+	"github.com/org/mini-agent/agent/provider/pricing"
 	"github.com/org/mini-agent/internal/bundle"
 	"github.com/org/mini-agent/internal/demo"
 	"github.com/org/mini-agent/internal/redact"
@@ -446,11 +446,9 @@ func TestTestEnvReachesTheTestCommand(t *testing.T) {
 	}
 }
 
-// script is m as the run's model, reported as the script provider.
-func script(m agent.Model) provider.Selected {
-	s, err := provider.Choice{Config: provider.Config{Provider: provider.ProviderScript}}.Use(m)
-	if err != nil {
-		panic(err)
-	}
-	return s
+// script is m as the run's model, reported as the script provider (what
+// provider.Choice.Use gives for a script Choice; importing provider would
+// link the model SDKs into this test binary).
+func script(m agent.Model) pricing.Selected {
+	return pricing.New(m, "script", "script", nil)
 }

@@ -260,7 +260,9 @@ func Text(b *bundle.Bundle) string {
 	}
 	if b.Run.StopReason != "" {
 		fmt.Fprintf(&w, "stop reason: %s\n", b.Run.StopReason)
-		if b.Run.StoppedEarly() || Why(b) != "" {
+		// The detail says more about why the run stopped; a run that has
+		// none (a validation failure after a final message) gets no line.
+		if strings.TrimSpace(b.Run.Detail) != "" && (b.Run.StoppedEarly() || Why(b) != "") {
 			fmt.Fprintf(&w, "%s\n", b.Run.Detail)
 		}
 	}

@@ -89,6 +89,30 @@ func TestStoppedReportsLeadWithWhy(t *testing.T) {
 	}
 }
 
+// TestTextHasNoEmptyDetailLine: a report with a reason (validation failed)
+// but no stop detail goes from "stop reason" straight to the next section;
+// it printed an empty line for the missing detail.
+func TestTextHasNoEmptyDetailLine(t *testing.T) {
+	t.Parallel()
+	b := sample()
+	b.Status = bundle.StatusValidationFailed
+	b.Validation = []bundle.Check{{Name: "full test command", Command: "go test ./...", ExitCode: 1, Duration: 2}}
+	b.FailingTests = []string{"TestTotal"}
+	if Why(b) == "" || b.Run.Detail != "" {
+		t.Fatalf("the case needs a reason and no detail: Why = %q, Detail = %q", Why(b), b.Run.Detail)
+	}
+	lines := strings.Split(Text(b), "\n")
+	if lines[1] != "stop reason: final_message" || lines[2] != "failing tests: TestTotal" {
+		t.Errorf("terminal report starts:\n%s", strings.Join(lines[:3], "\n"))
+	}
+	// A stopped run without a detail: one blank line before the summary.
+	for _, detail := range []string{"", " \n"} {
+		if txt := Text(stopped(agent.StopModelError, detail, 0)); !strings.Contains(txt, "stop reason: model_error\n\nSummary:\n") {
+			t.Errorf("detail %q: terminal report:\n%s", detail, txt)
+		}
+	}
+}
+
 func TestFooterVersion(t *testing.T) {
 	t.Parallel()
 	b := sample()
