@@ -148,7 +148,9 @@ var (
 	// trajectory, which `mini-agent action` reads too).
 	specInputs = []string{"github-token", "provider", "model", "base-url", "api-key", "test-command",
 		"mode", "failure-log", "max-steps", "max-minutes", "max-cost-usd", "price-in", "price-out", "config", "script", "ci-wait-minutes"}
-	specOutputs = []string{"status", "pr-url", "branch", "bundle", "trace", "steps", "tokens", "cost-usd"}
+	// specOutputs are issue 5's outputs, plus issue 12's flaky mode's
+	// issue and PR numbers.
+	specOutputs = []string{"status", "pr-url", "branch", "bundle", "trace", "steps", "tokens", "cost-usd", "flaky-issues", "flaky-prs"}
 )
 
 // inputEnv is the variable the run step sets for an input: upper-cased,
