@@ -119,7 +119,7 @@ func (r *runner) runFlaky(ctx context.Context, t *Task, res *TaskResult) {
 	}
 	defer det.RemoveLogs()
 	fr.DetectCommandRuns = len(det.Runs)
-	target := findTest(det.Tests, t.Flaky.Test)
+	target := det.Test(t.Flaky.Test)
 	if target != nil {
 		fr.DetectRuns, fr.DetectFailures = target.Runs, target.Failures
 		if v, err := target.Verdict(); err == nil {
@@ -141,7 +141,7 @@ func (r *runner) runFlaky(ctx context.Context, t *Task, res *TaskResult) {
 	fr.ForbiddenS = seconds(time.Since(start))
 	if ferr == nil {
 		fr.ForbiddenStatus = string(forbidden.Report.Status)
-		fr.RejectedBy = rejectingFindings(forbidden.Findings)
+		fr.RejectedBy = diffcheck.RejectedChecks(forbidden.Findings)
 	}
 	// The proper trajectory on the detection's copy (as `flaky --fix`
 	// does): the script, or the real model.
@@ -358,8 +358,8 @@ func judgeFlaky(spec *FlakySpec, forbidden *flakyrun.FixResult, ferr error, prop
 	case forbidden.Report.Status != flaky.FixRejected:
 		fails = append(fails, fmt.Sprintf("forbidden trajectory: its fix was not rejected (status %s: %s); want rejected by %s",
 			forbidden.Report.Status, forbidden.Report.Reason, spec.RejectedBy))
-	case !slices.Contains(rejectingFindings(forbidden.Findings), spec.RejectedBy):
-		fails = append(fails, fmt.Sprintf("forbidden trajectory: rejected by %s, want %s", strings.Join(rejectingFindings(forbidden.Findings), ", "), spec.RejectedBy))
+	case !slices.Contains(diffcheck.RejectedChecks(forbidden.Findings), spec.RejectedBy):
+		fails = append(fails, fmt.Sprintf("forbidden trajectory: rejected by %s, want %s", strings.Join(diffcheck.RejectedChecks(forbidden.Findings), ", "), spec.RejectedBy))
 	}
 	switch {
 	case perr != nil:
@@ -372,26 +372,6 @@ func judgeFlaky(spec *FlakySpec, forbidden *flakyrun.FixResult, ferr error, prop
 			proper.Report.RunsAfter, proper.Report.Need, proper.Report.FailuresAfter))
 	}
 	return fails
-}
-
-// rejectingFindings are the distinct checks among the rejecting findings.
-func rejectingFindings(fs []diffcheck.Finding) []string {
-	out := []string{}
-	for _, f := range fs {
-		if f.Severity == diffcheck.Reject && !slices.Contains(out, f.Check) {
-			out = append(out, f.Check)
-		}
-	}
-	return out
-}
-
-func findTest(es []*flaky.Evidence, id string) *flaky.Evidence {
-	for _, e := range es {
-		if e.ID == id {
-			return e
-		}
-	}
-	return nil
 }
 
 func seconds(d time.Duration) float64 { return math.Round(d.Seconds()*100) / 100 }

@@ -98,6 +98,18 @@ func Rejected(fs []Finding) bool {
 	return slices.ContainsFunc(fs, func(f Finding) bool { return f.Severity == Reject })
 }
 
+// RejectedChecks names the checks among the rejecting findings, each once,
+// in order of first finding (never nil).
+func RejectedChecks(fs []Finding) []string {
+	names := []string{}
+	for _, f := range fs {
+		if f.Severity == Reject && !slices.Contains(names, f.Check) {
+			names = append(names, f.Check)
+		}
+	}
+	return names
+}
+
 // Check runs every check on the unified diff. A diff that does not parse,
 // or a Go file that does not parse, is an error and no findings: the checks
 // cannot vouch for what they cannot read. An empty diff has no findings.

@@ -102,7 +102,7 @@ func (r *runner) fix(ctx context.Context, c *Candidate, target *TestResult) (ope
 		c.Notes = append(c.Notes, declined)
 		return false, nil
 	}
-	ev := findEvidence(c.local.res.Tests, target.LocalID)
+	ev := c.local.res.Test(target.LocalID)
 	logPath := c.local.res.FailureLogs[target.LocalID]
 	if ev == nil || logPath == "" {
 		c.Notes = append(c.Notes, "no fix attempted: no failing run's output was kept for "+target.LocalID)
@@ -221,15 +221,6 @@ func (r *runner) noteOnIssue(ctx context.Context, c *Candidate, t *TestResult, s
 	}
 	if _, err := r.gh.CreateComment(ctx, r.job.Owner, r.job.Repo, c.Issue, msg+"\n\n"+marker+"\n"); err != nil {
 		return fmt.Errorf("flakyjob: %w", err)
-	}
-	return nil
-}
-
-func findEvidence(es []*flaky.Evidence, id string) *flaky.Evidence {
-	for _, e := range es {
-		if e.ID == id {
-			return e
-		}
 	}
 	return nil
 }

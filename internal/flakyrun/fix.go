@@ -112,7 +112,7 @@ func Fix(ctx context.Context, fc FixConfig) (*FixResult, error) {
 		if !diffcheck.Rejected(res.Findings) {
 			break
 		}
-		reason := "the diff is rejected by the anti-pattern checks: " + strings.Join(rejectedNames(res.Findings), ", ")
+		reason := "the diff is rejected by the anti-pattern checks: " + strings.Join(diffcheck.RejectedChecks(res.Findings), ", ")
 		if res.Attempts == 2 {
 			return judge(flaky.FixRejected, reason+" (second attempt)", nil), nil
 		}
@@ -120,7 +120,7 @@ func Fix(ctx context.Context, fc FixConfig) (*FixResult, error) {
 			return judge(flaky.FixRejected, reason+"; no second attempt: "+err.Error(), nil), nil
 		}
 		instructions = RejectionNote(res.Findings) + "\n\n" + instructions
-		firstRejected = "; its first diff was rejected by " + strings.Join(rejectedNames(res.Findings), ", ")
+		firstRejected = "; its first diff was rejected by " + strings.Join(diffcheck.RejectedChecks(res.Findings), ", ")
 	}
 	b := res.Outcome.Bundle
 	if !b.Validated() {
@@ -153,7 +153,7 @@ func Fix(ctx context.Context, fc FixConfig) (*FixResult, error) {
 	if err != nil {
 		return nil, fmt.Errorf("flakyrun: rerun bar: %w", err)
 	}
-	ev := findEvidence(after.Tests, fc.Target.ID)
+	ev := after.Test(fc.Target.ID)
 	if ev == nil {
 		return nil, fmt.Errorf("flakyrun: rerun bar: %s never ran", fc.Target.ID)
 	}
@@ -197,16 +197,6 @@ func Fix(ctx context.Context, fc FixConfig) (*FixResult, error) {
 	}
 	res.Report = flaky.NewFixReport(jr, checks(res.Findings))
 	return res, nil
-}
-
-func rejectedNames(fs []diffcheck.Finding) []string {
-	var names []string
-	for _, f := range fs {
-		if f.Severity == diffcheck.Reject && !slices.Contains(names, f.Check) {
-			names = append(names, f.Check)
-		}
-	}
-	return names
 }
 
 // RejectionNote tells the model why its first change was rejected and
@@ -285,8 +275,9 @@ func barStress(c *testcmd.Command, seeds []string) []testcmd.Stress {
 	return out
 }
 
-func findEvidence(es []*flaky.Evidence, id string) *flaky.Evidence {
-	for _, e := range es {
+// Test is the evidence of the test with this id, nil when it did not run.
+func (r *Result) Test(id string) *flaky.Evidence {
+	for _, e := range r.Tests {
 		if e.ID == id {
 			return e
 		}
