@@ -18,6 +18,10 @@ type Workflow struct {
 	// NoRun: a dispatch is accepted (204) but starts no run, as when the
 	// workflow's jobs are all skipped or GitHub is slow to queue it.
 	NoRun bool
+	// Finished, when set, is the conclusion of the run a dispatch creates,
+	// already completed when it is first listed (a CI that fails in
+	// seconds, or a dispatcher that is slow to look).
+	Finished string
 }
 
 // ciState is the fake's workflows and the runs dispatches created.
@@ -133,6 +137,9 @@ func (s *Server) routeWorkflows(mux *http.ServeMux) {
 			id := s.id()
 			rp.runs[id] = &run{Run{ID: id, Name: wf.Name, WorkflowID: wf.ID, Event: "workflow_dispatch", Status: "queued",
 				HeadBranch: ref, HeadSHA: head, RunAttempt: 1, Created: time.Now().UTC()}}
+			if wf.Finished != "" {
+				rp.runs[id].Status, rp.runs[id].Conclusion = "completed", wf.Finished
+			}
 			c := s.ciOf(rp)
 			c.dispatched = append(c.dispatched, id)
 		}

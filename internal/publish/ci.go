@@ -173,7 +173,8 @@ type CIResult struct {
 // ProveCI dispatches the failing workflow on the PR's fix branch when it
 // can, finds the run it started, optionally waits for it within req.Wait,
 // and keeps the PR body's CI section (and state marker) up to date, except
-// for a failure seen while waiting: the caller reports it with FollowUp. A
+// for a failure (seen while waiting, or already when the run was found):
+// the caller reports it with FollowUp. A
 // workflow that cannot be dispatched is not an error: the section says why
 // and how to enable it. Errors are failures to update the PR.
 func ProveCI(ctx context.Context, gh CIAPI, req CIRequest) (*CIResult, error) {
@@ -198,8 +199,14 @@ func ProveCI(ctx context.Context, gh CIAPI, req CIRequest) (*CIResult, error) {
 		v = viewOf(req.Branch, run)
 	}
 	fmt.Fprintf(req.Log, "ci: %s %s\n", v.Status, orNone(v.RunURL+v.Why))
-	if err := updateCI(ctx, gh, req, v); err != nil {
-		return nil, err
+	// A run that had already failed when it was found is the caller's to
+	// report, like one that fails while waiting: written here, the
+	// caller's FollowUp would see it as already recorded and leave out the
+	// failure's context and the draft.
+	if v.Status != CIFailed {
+		if err := updateCI(ctx, gh, req, v); err != nil {
+			return nil, err
+		}
 	}
 	if v.Status == CIRunning && req.Wait > 0 {
 		final, err := waitRun(ctx, gh, req, v.RunID)

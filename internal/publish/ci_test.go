@@ -23,9 +23,15 @@ const (
 // gets.
 func proposed(t *testing.T, src string) (*fixture, publish.CIRequest) {
 	t.Helper()
+	return proposedWith(t, src, ghtest.Workflow{ID: 159038})
+}
+
+// proposedWith is proposed with the fake's workflow w (ID 159038).
+func proposedWith(t *testing.T, src string, w ghtest.Workflow) (*fixture, publish.CIRequest) {
+	t.Helper()
 	f := newFixture(t)
 	f.head = f.s.Push(repo, "feature/parser", map[string]string{".github/workflows/ci.yml": src})
-	wf := f.s.AddWorkflow(repo, ghtest.Workflow{ID: 159038})
+	wf := f.s.AddWorkflow(repo, w)
 	res, err := publish.Publish(t.Context(), f.gh, publish.Request{Bundle: makeBundle(t, f.head, theFix), Job: f.job(route.WritePropose),
 		Config: config.Default(), CIWorkflow: "159038"})
 	if err != nil || res.Action != publish.ActionPRCreated {
@@ -91,6 +97,33 @@ func TestProveCIDispatchesFindsTheRunAndWaits(t *testing.T) {
 	if strings.Count(body, "mini-agent:ci-begin") != 1 || strings.Count(body, "mini-agent:state") != 1 {
 		t.Errorf("the CI section or marker is duplicated:\n%s", body)
 	}
+}
+
+// TestProveCIRunAlreadyFailedIsTheCallers: a run that had already failed
+// when the dispatcher found it (a CI failing in seconds) is left to the
+// caller like one failing while waited for: ProveCI does not record it, so
+// the caller's FollowUp writes the failure's context and turns the PR
+// draft (when ProveCI recorded it, FollowUp saw the run as already
+// reported and wrote neither: the action's end-to-end test failed on it
+// under load).
+func TestProveCIRunAlreadyFailedIsTheCallers(t *testing.T) {
+	t.Parallel()
+	f, req := proposedWith(t, dispatchable, ghtest.Workflow{ID: 159038, Finished: "failure"})
+	req.Wait = 5 * time.Second
+	res, err := publish.ProveCI(t.Context(), f.gh, req)
+	if err != nil || res.Status != publish.CIFailed || res.RunID == 0 {
+		t.Fatalf("%+v %v", res, err)
+	}
+	if body := prBody(f, req.PR); strings.Contains(body, " ci=failed") {
+		t.Fatalf("ProveCI recorded the failure itself:\n%s", body)
+	}
+	what, err := publish.FollowUp(t.Context(), f.gh, publish.FollowUpRequest{Owner: "octo-org", Repo: "hello-world", PR: req.PR,
+		Branch: req.Branch, RunID: res.RunID, RunURL: res.RunURL, Conclusion: "failure", HeadSHA: req.HeadSHA,
+		Signature: "ab12cd34ef56ab78", Context: "--- FAIL: TestOnlyCI (0.00s)"})
+	if err != nil || what != publish.FollowUpDrafted {
+		t.Fatalf("follow-up: %s %v", what, err)
+	}
+	contains(t, "PR body", prBody(f, req.PR), "❌ failed", "--- FAIL: TestOnlyCI", " ci=failed ci-workflow=159038 ci-run=")
 }
 
 func TestProveCIWithoutWaitingShowsRunning(t *testing.T) {
