@@ -22,6 +22,19 @@ func (sc *scene) withWorkflow(t *testing.T, src string) int64 {
 	return sc.s.AddWorkflow(testRepo, ghtest.Workflow{Path: ".github/workflows/ci.yml"})
 }
 
+// failingRun commits the workflow file src (withWorkflow), records its
+// failed run runID on main with the checkout's real failing log, and
+// returns the workflow_run payload of that failure and the workflow's ID.
+func (sc *scene) failingRun(t *testing.T, runID int64, src string) (map[string]any, int64) {
+	t.Helper()
+	wf := sc.withWorkflow(t, src)
+	sc.s.AddRun(testRepo, ghtest.Run{ID: runID, HeadBranch: "main", HeadSHA: sc.fake, Jobs: []ghtest.Job{
+		{ID: 7001, Name: "test", FailedStep: "Run go test ./...", Log: sc.failingLog(t)}}})
+	payload := workflowRunPayload(runID, sc.head, "main", nil)
+	payload["workflow_run"].(map[string]any)["workflow_id"] = wf
+	return payload, wf
+}
+
 // TestActionDispatchesCIOnTheFixBranch: the workflow_run fixer publishes the
 // PR, dispatches the failing workflow on the fix branch, waits for the run
 // (ci-wait-minutes) and shows its failure in the PR body.
@@ -31,11 +44,7 @@ func TestActionDispatchesCIOnTheFixBranch(t *testing.T) {
 	}
 	t.Parallel()
 	sc := newScene(t, "")
-	wf := sc.withWorkflow(t, "name: CI\non:\n  push:\n  workflow_dispatch:\njobs:\n  test:\n    runs-on: ubuntu-latest\n")
-	sc.s.AddRun(testRepo, ghtest.Run{ID: 101, HeadBranch: "main", HeadSHA: sc.fake, Jobs: []ghtest.Job{
-		{ID: 7001, Name: "test", FailedStep: "Run go test ./...", Log: sc.failingLog(t)}}})
-	payload := workflowRunPayload(101, sc.head, "main", nil)
-	payload["workflow_run"].(map[string]any)["workflow_id"] = wf
+	payload, _ := sc.failingRun(t, 101, "name: CI\non:\n  push:\n  workflow_dispatch:\njobs:\n  test:\n    runs-on: ubuntu-latest\n")
 	env, vars, stdout := sc.env(t, "workflow_run", payload, map[string]string{"ci-wait-minutes": "1"})
 	env.CIPoll = 20 * time.Millisecond
 	done := make(chan struct{})
@@ -87,11 +96,7 @@ func TestActionCINotDispatchableSaysWhy(t *testing.T) {
 	}
 	t.Parallel()
 	sc := newScene(t, "")
-	wf := sc.withWorkflow(t, "name: CI\non: [push]\njobs:\n  test:\n    runs-on: ubuntu-latest\n")
-	sc.s.AddRun(testRepo, ghtest.Run{ID: 102, HeadBranch: "main", HeadSHA: sc.fake, Jobs: []ghtest.Job{
-		{ID: 7001, Name: "test", FailedStep: "Run go test ./...", Log: sc.failingLog(t)}}})
-	payload := workflowRunPayload(102, sc.head, "main", nil)
-	payload["workflow_run"].(map[string]any)["workflow_id"] = wf
+	payload, _ := sc.failingRun(t, 102, "name: CI\non: [push]\njobs:\n  test:\n    runs-on: ubuntu-latest\n")
 	env, _, stdout := sc.env(t, "workflow_run", payload, nil)
 	if code := actionMain(t.Context(), env); code != 0 {
 		t.Fatalf("exit %d\n%s", code, stdout)

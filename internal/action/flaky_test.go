@@ -24,18 +24,8 @@ func flakyScene(t *testing.T, policy string, flakyHistory bool) *scene {
 	if policy != "" {
 		writeFile(t, filepath.Join(ws, ".github", "mini-agent.yml"), policy)
 	}
-	git(t, ws, "init", "-q", "-b", "main")
-	git(t, ws, "add", "-A")
-	git(t, ws, "-c", "user.name=t", "-c", "user.email=t@example.invalid", "commit", "-q", "-m", "fixture")
-	sc := &scene{ws: ws, tmp: t.TempDir(), head: strings.TrimSpace(git(t, ws, "rev-parse", "HEAD"))}
-	files := map[string]string{}
-	for _, f := range strings.Fields(git(t, ws, "ls-files")) {
-		b, err := os.ReadFile(filepath.Join(ws, f))
-		if err != nil {
-			t.Fatal(err)
-		}
-		files[f] = string(b)
-	}
+	head, files := flakytest.Commit(t, ws)
+	sc := &scene{ws: ws, tmp: t.TempDir(), head: head}
 	sc.s = ghtest.NewServer(t, testToken)
 	sc.fake = sc.s.AddRepo(testRepo, "main", files)
 	sc.proxy = shaproxy.New(t, sc.s.URL)

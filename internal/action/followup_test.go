@@ -28,11 +28,7 @@ func completion(id, workflow int64, branch, sha, conclusion string) map[string]a
 func TestActionFollowUpNeverLoops(t *testing.T) {
 	t.Parallel()
 	sc := newScene(t, "")
-	wf := sc.withWorkflow(t, "name: CI\non: [push, workflow_dispatch]\njobs:\n  test:\n    runs-on: ubuntu-latest\n")
-	sc.s.AddRun(testRepo, ghtest.Run{ID: 101, HeadBranch: "main", HeadSHA: sc.fake, Jobs: []ghtest.Job{
-		{ID: 7001, Name: "test", FailedStep: "Run go test ./...", Log: sc.failingLog(t)}}})
-	payload := workflowRunPayload(101, sc.head, "main", nil)
-	payload["workflow_run"].(map[string]any)["workflow_id"] = wf
+	payload, wf := sc.failingRun(t, 101, "name: CI\non: [push, workflow_dispatch]\njobs:\n  test:\n    runs-on: ubuntu-latest\n")
 	env, vars, stdout := sc.env(t, "workflow_run", payload, nil)
 	if code := actionMain(t.Context(), env); code != 0 {
 		t.Fatalf("fixer: exit %d\n%s", code, stdout)
@@ -88,11 +84,7 @@ func TestActionRefreshesFinishedCI(t *testing.T) {
 	}
 	t.Parallel()
 	sc := newScene(t, "")
-	wf := sc.withWorkflow(t, "on:\n  workflow_dispatch:\njobs:\n  test:\n    runs-on: ubuntu-latest\n")
-	sc.s.AddRun(testRepo, ghtest.Run{ID: 101, HeadBranch: "main", HeadSHA: sc.fake, Jobs: []ghtest.Job{
-		{ID: 7001, Name: "test", FailedStep: "Run go test ./...", Log: sc.failingLog(t)}}})
-	payload := workflowRunPayload(101, sc.head, "main", nil)
-	payload["workflow_run"].(map[string]any)["workflow_id"] = wf
+	payload, _ := sc.failingRun(t, 101, "on:\n  workflow_dispatch:\njobs:\n  test:\n    runs-on: ubuntu-latest\n")
 	env, _, stdout := sc.env(t, "workflow_run", payload, nil)
 	if code := actionMain(t.Context(), env); code != 0 {
 		t.Fatalf("fixer: exit %d\n%s", code, stdout)
@@ -114,11 +106,7 @@ func TestActionScheduledRunRefreshes(t *testing.T) {
 	}
 	t.Parallel()
 	sc := newScene(t, "")
-	wf := sc.withWorkflow(t, "on:\n  workflow_dispatch:\n  schedule:\n    - cron: '0 * * * *'\njobs:\n  t:\n    runs-on: ubuntu-latest\n")
-	sc.s.AddRun(testRepo, ghtest.Run{ID: 101, HeadBranch: "main", HeadSHA: sc.fake, Jobs: []ghtest.Job{
-		{ID: 7001, Name: "test", FailedStep: "Run go test ./...", Log: sc.failingLog(t)}}})
-	payload := workflowRunPayload(101, sc.head, "main", nil)
-	payload["workflow_run"].(map[string]any)["workflow_id"] = wf
+	payload, _ := sc.failingRun(t, 101, "on:\n  workflow_dispatch:\n  schedule:\n    - cron: '0 * * * *'\njobs:\n  t:\n    runs-on: ubuntu-latest\n")
 	env, _, stdout := sc.env(t, "workflow_run", payload, nil)
 	if code := actionMain(t.Context(), env); code != 0 {
 		t.Fatalf("fixer: exit %d\n%s", code, stdout)

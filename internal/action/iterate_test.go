@@ -27,11 +27,7 @@ func TestActionIterateOnReview(t *testing.T) {
 	}
 	t.Parallel()
 	sc := newScene(t, "")
-	wf := sc.withWorkflow(t, "on: [push, workflow_dispatch]\njobs:\n  test:\n    runs-on: ubuntu-latest\n")
-	sc.s.AddRun(testRepo, ghtest.Run{ID: 101, HeadBranch: "main", HeadSHA: sc.fake, Jobs: []ghtest.Job{
-		{ID: 7001, Name: "test", FailedStep: "Run go test ./...", Log: sc.failingLog(t)}}})
-	payload := workflowRunPayload(101, sc.head, "main", nil)
-	payload["workflow_run"].(map[string]any)["workflow_id"] = wf
+	payload, _ := sc.failingRun(t, 101, "on: [push, workflow_dispatch]\njobs:\n  test:\n    runs-on: ubuntu-latest\n")
 	env, vars, stdout := sc.env(t, "workflow_run", payload, nil)
 	if code := actionMain(t.Context(), env); code != 0 {
 		t.Fatalf("fixer: exit %d\n%s", code, stdout)

@@ -38,22 +38,12 @@ func newFlakyActFixture(t *testing.T, policy string) *actFixture {
 	if err := os.WriteFile(filepath.Join(f.ws, ".github", "workflows", "flaky.yml"), wf, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	git(t, f.ws, "init", "-q", "-b", "main")
-	git(t, f.ws, "add", "-A")
-	git(t, f.ws, "-c", "user.name=t", "-c", "user.email=t@example.invalid", "commit", "-q", "-m", "registry")
+	var files map[string]string
+	f.local, files = flakytest.Commit(t, f.ws)
 	git(t, f.ws, "remote", "add", "origin", "https://github.com/"+fixtureRepo+".git") // act's GITHUB_REPOSITORY
-	files := map[string]string{}
-	for _, p := range strings.Split(git(t, f.ws, "ls-files"), "\n") {
-		data, err := os.ReadFile(filepath.Join(f.ws, filepath.FromSlash(p)))
-		if err != nil {
-			t.Fatal(err)
-		}
-		files[p] = string(data)
-	}
-	files[".github/mini-agent.yml"] = policy // on main, read through the API
+	files[".github/mini-agent.yml"] = policy                                          // on main, read through the API
 	f.gh = ghtest.NewServer(t, fakeToken)
 	f.head = f.gh.AddRepo(fixtureRepo, "main", files)
-	f.local = git(t, f.ws, "rev-parse", "HEAD")
 	f.proxy = shaproxy.New(t, f.gh.URL)
 	f.proxy.Alias(f.local, f.head)
 	f.apiURL = strings.TrimSuffix(f.proxy.URL, "/")

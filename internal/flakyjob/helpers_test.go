@@ -55,18 +55,8 @@ func newScene(t *testing.T, layout map[string]string, extra map[string]string, h
 	for p, c := range extra {
 		writeFile(t, filepath.Join(ws, p), c)
 	}
-	git(t, ws, "init", "-q", "-b", "main")
-	git(t, ws, "add", "-A")
-	git(t, ws, "-c", "user.name=t", "-c", "user.email=t@example.invalid", "commit", "-q", "-m", "fixture")
-	sc := &scene{ws: ws, head: strings.TrimSpace(git(t, ws, "rev-parse", "HEAD")), now: time.Date(2026, 3, 20, 12, 0, 0, 0, time.UTC)}
-	files := map[string]string{}
-	for _, f := range strings.Fields(git(t, ws, "ls-files")) {
-		b, err := os.ReadFile(filepath.Join(ws, f))
-		if err != nil {
-			t.Fatal(err)
-		}
-		files[f] = string(b)
-	}
+	head, files := flakytest.Commit(t, ws)
+	sc := &scene{ws: ws, head: head, now: time.Date(2026, 3, 20, 12, 0, 0, 0, time.UTC)}
 	sc.s = ghtest.NewServer(t, testToken)
 	fake := sc.s.AddRepo(testRepo, "main", files)
 	proxy := shaproxy.New(t, sc.s.URL)

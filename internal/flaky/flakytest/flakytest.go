@@ -6,6 +6,7 @@ package flakytest
 import (
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -40,4 +41,32 @@ func CopyModule(tb testing.TB, src string) string {
 		tb.Fatal(err)
 	}
 	return dst
+}
+
+// Commit makes dir a git repository on branch main with everything in it
+// committed, as a checkout of the default branch, and returns the commit
+// and the committed files by slash path (to seed a fake GitHub with).
+func Commit(tb testing.TB, dir string) (head string, files map[string]string) {
+	tb.Helper()
+	git := func(args ...string) string {
+		cmd := exec.Command("git", args...)
+		cmd.Dir = dir
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			tb.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+		return strings.TrimSpace(string(out))
+	}
+	git("init", "-q", "-b", "main")
+	git("add", "-A")
+	git("-c", "user.name=t", "-c", "user.email=t@example.invalid", "commit", "-q", "-m", "fixture")
+	files = map[string]string{}
+	for _, f := range strings.Split(git("ls-files"), "\n") {
+		data, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(f)))
+		if err != nil {
+			tb.Fatal(err)
+		}
+		files[f] = string(data)
+	}
+	return git("rev-parse", "HEAD"), files
 }
