@@ -40,8 +40,9 @@ func newFlakyActFixture(t *testing.T, policy string) *actFixture {
 	}
 	var files map[string]string
 	f.local, files = flakytest.Commit(t, f.ws)
-	git(t, f.ws, "remote", "add", "origin", "https://github.com/"+fixtureRepo+".git") // act's GITHUB_REPOSITORY
-	files[".github/mini-agent.yml"] = policy                                          // on main, read through the API
+	// act derives GITHUB_REPOSITORY from origin.
+	git(t, f.ws, "remote", "add", "origin", "https://github.com/"+fixtureRepo+".git")
+	files[".github/mini-agent.yml"] = policy // on main, read through the API
 	f.gh = ghtest.NewServer(t, fakeToken)
 	f.head = f.gh.AddRepo(fixtureRepo, "main", files)
 	f.proxy = shaproxy.New(t, f.gh.URL)
