@@ -15,7 +15,7 @@ import (
 
 	"github.com/org/mini-agent/internal/diffcheck"
 	"github.com/org/mini-agent/internal/flaky"
-	"github.com/org/mini-agent/internal/flakyrun"
+	"github.com/org/mini-agent/internal/flakyfix"
 	"github.com/org/mini-agent/internal/golden"
 )
 
@@ -166,8 +166,8 @@ func TestFlakyTaskWithoutItsFixture(t *testing.T) {
 	}
 }
 
-func fixResult(status flaky.FixStatus, runs, failures, need int, findings ...diffcheck.Finding) *flakyrun.FixResult {
-	return &flakyrun.FixResult{Findings: findings,
+func fixResult(status flaky.FixStatus, runs, failures, need int, findings ...diffcheck.Finding) *flakyfix.FixResult {
+	return &flakyfix.FixResult{Findings: findings,
 		Report: &flaky.FixReport{Status: status, RunsAfter: runs, FailuresAfter: failures, Need: need, Reason: "because"}}
 }
 
@@ -183,7 +183,7 @@ func TestJudgeFlaky(t *testing.T) {
 	rejected := fixResult(flaky.FixRejected, 0, 0, 16, sleep, skip)
 	for _, c := range []struct {
 		name              string
-		forbidden, proper *flakyrun.FixResult
+		forbidden, proper *flakyfix.FixResult
 		ferr, perr        error
 		want              []string
 	}{

@@ -27,7 +27,7 @@ import (
 // the Proper trajectory's fix is proven (the rerun bar met, the suite
 // clean under -race -shuffle=on) and (3) the Forbidden trajectory's fix,
 // on another fresh copy, is rejected with RejectedBy among the rejecting
-// findings. Both fixes go through flakyrun.Fix, the code path of
+// findings. Both fixes go through flakyfix.Fix, the code path of
 // `mini-agent flaky --fix`, with the detection's evidence.
 type FlakySpec struct {
 	// Fixture is the fixture module's directory, a slash path relative to

@@ -17,6 +17,7 @@ import (
 	"github.com/org/mini-agent/internal/diffcheck"
 	"github.com/org/mini-agent/internal/fakellm"
 	"github.com/org/mini-agent/internal/flaky"
+	"github.com/org/mini-agent/internal/flakyfix"
 	"github.com/org/mini-agent/internal/flakyrun"
 	"github.com/org/mini-agent/internal/pipeline"
 	"github.com/org/mini-agent/internal/testcmd"
@@ -260,10 +261,10 @@ func (fx *flakyRun) fresh(ctx context.Context, dir string) error {
 	return commitAll(ctx, dir, "fixture "+fx.spec.Fixture)
 }
 
-// flakyFix runs one trajectory's fix through flakyrun.Fix. scripted picks
+// flakyFix runs one trajectory's fix through flakyfix.Fix. scripted picks
 // the trajectory's script; otherwise the real model answers.
 func (r *runner) flakyFix(ctx context.Context, fx *flakyRun, name string, tj Trajectory, scripted bool,
-	target *flaky.Evidence, failureLog string) (*flakyrun.FixResult, error) {
+	target *flaky.Evidence, failureLog string) (*flakyfix.FixResult, error) {
 	t := fx.task
 	dcfg := fx.dcfg
 	dcfg.KeepFailureLog = false
@@ -322,7 +323,7 @@ func (r *runner) flakyFix(ctx context.Context, fx *flakyRun, name string, tj Tra
 		tc := ToolContext{Task: t, Workdir: dcfg.Workdir, Env: fx.env}
 		deps.WrapTool = func(tool agent.Tool) agent.Tool { return w(tc, tool) }
 	}
-	return flakyrun.Fix(ctx, flakyrun.FixConfig{Detect: dcfg, Target: target, FailureLog: failureLog, Job: job, Deps: deps})
+	return flakyfix.Fix(ctx, flakyfix.FixConfig{Detect: dcfg, Target: target, FailureLog: failureLog, Job: job, Deps: deps})
 }
 
 // detectionFailure says why the detection did not find test flaky with a
@@ -350,7 +351,7 @@ func detectionFailure(test string, target *flaky.Evidence, det *flakyrun.Result)
 // judgeFlaky lists what keeps the two trajectories from resolving the
 // task: the forbidden fix must be rejected by the named check, the proper
 // fix proven with the bar met.
-func judgeFlaky(spec *FlakySpec, forbidden *flakyrun.FixResult, ferr error, proper *flakyrun.FixResult, perr error) []string {
+func judgeFlaky(spec *FlakySpec, forbidden *flakyfix.FixResult, ferr error, proper *flakyfix.FixResult, perr error) []string {
 	var fails []string
 	switch {
 	case ferr != nil:

@@ -37,7 +37,28 @@ var (
 	// commit that is neither the one it made nor marked as the caller's
 	// (CommitRequest.AdoptMarker); the branch was left unchanged.
 	ErrBranchExists = errors.New("branch already exists")
+	// ErrTreeMismatch: CommitFiles built a tree other than
+	// CommitRequest.ExpectedTree, so it committed nothing. The error is a
+	// *TreeMismatchError, which has both ids.
+	ErrTreeMismatch = errors.New("tree differs from the expected one")
 )
+
+// TreeMismatchError is CommitFiles' error when the tree GitHub built from
+// the base tree and the changes is not CommitRequest.ExpectedTree: what
+// would have been published differs from what was validated. Nothing was
+// committed and no ref was created or moved. It matches ErrTreeMismatch
+// under errors.Is.
+type TreeMismatchError struct {
+	// Want is CommitRequest.ExpectedTree, Got the id of the tree GitHub built.
+	Want, Got string
+}
+
+func (e *TreeMismatchError) Error() string {
+	return fmt.Sprintf("%s: GitHub built tree %s, expected %s; nothing was committed", ErrTreeMismatch, e.Got, e.Want)
+}
+
+// Is makes errors.Is(err, ErrTreeMismatch) hold.
+func (e *TreeMismatchError) Is(target error) bool { return target == ErrTreeMismatch }
 
 // APIError is the classified form of a failed GitHub call.
 type APIError struct {

@@ -60,6 +60,13 @@ type CommitRequest struct {
 	// commit's message has this line; otherwise nothing is changed and
 	// CommitFiles returns ErrBranchExists.
 	AdoptMarker string
+	// ExpectedTree, when set, is the id (lowercase hex) the tree GitHub
+	// builds from BaseSHA's tree and Changes must have, such as that of the
+	// tree validated on a local checkout. Otherwise nothing is committed (the
+	// tree and its blobs stay unreferenced; no commit is made, no ref
+	// created or moved) and CommitFiles returns a *TreeMismatchError naming
+	// both ids.
+	ExpectedTree string
 }
 
 // CommitResult is what CommitFiles made.
@@ -74,7 +81,9 @@ type CommitResult struct {
 // BaseSHA as its parent, then creates or updates the branch. Commits made
 // this way are signed by GitHub (shown Verified) and need no push credential.
 // The ref is updated without force unless req.Force is set, so a branch that
-// moved meanwhile is never overwritten: that case gives ErrHeadMoved.
+// moved meanwhile is never overwritten: that case gives ErrHeadMoved. With
+// req.ExpectedTree set, a tree with another id stops it before the commit
+// with a *TreeMismatchError.
 func (c *Client) CommitFiles(ctx context.Context, owner, repo string, req CommitRequest) (*CommitResult, error) {
 	op := fmt.Sprintf("commit to %s", req.Branch)
 	if err := validateCommit(req); err != nil {
@@ -131,6 +140,9 @@ func (c *Client) CommitFiles(ctx context.Context, owner, repo string, req Commit
 	if err != nil {
 		return nil, c.fail(op+": create tree", permContentsWrite, resp, err)
 	}
+	if req.ExpectedTree != "" && tree.GetSHA() != req.ExpectedTree {
+		return nil, fmt.Errorf("ghapi: %s: %w", op, &TreeMismatchError{Want: req.ExpectedTree, Got: tree.GetSHA()})
+	}
 	commit, resp, err := c.gh.Git.CreateCommit(ctx, owner, repo, &github.Commit{
 		Message: github.String(req.Message),
 		Tree:    &github.Tree{SHA: tree.SHA},
@@ -177,6 +189,8 @@ func validateCommit(req CommitRequest) error {
 		return fmt.Errorf("invalid base SHA %q", req.BaseSHA)
 	case req.ExpectedHead != "" && !isSHA(req.ExpectedHead):
 		return fmt.Errorf("invalid expected head %q", req.ExpectedHead)
+	case req.ExpectedTree != "" && !isSHA(req.ExpectedTree):
+		return fmt.Errorf("invalid expected tree %q: want 40 or 64 lowercase hex digits", req.ExpectedTree)
 	case req.ExpectedHead != "" && req.CreateBranch:
 		return errors.New("expected head makes no sense when creating the branch")
 	case strings.TrimSpace(req.Message) == "":

@@ -58,6 +58,19 @@ type RunTestConfig struct {
 	WritableDirs []string
 	// NoSandbox runs the command without the kernel sandbox.
 	NoSandbox bool
+	// Uncached makes every run of Run and RunStressed (the harness's runs:
+	// baseline, validation, stress) have the runner's result caches off:
+	// testcmd.Invocation.Uncached (go test -count=1, pytest -p
+	// no:cacheprovider), so a pass is a run, not a replay. The model's
+	// run_test calls (Execute) keep the runner's defaults.
+	Uncached bool
+	// ReadOnlyModules leaves the Go module cache (GOMODCACHE, and each
+	// GOPATH entry's pkg directory that holds the default one) out of the
+	// sandbox's writable places: the harness downloaded the dependencies
+	// before, and test code must not rewrite them. A module cache inside
+	// another writable place (the temp dir) stays writable; `go mod
+	// verify` is the check there.
+	ReadOnlyModules bool
 	// Summarize, if set, extracts the failing tests from the (bounded)
 	// combined output, one line each.
 	Summarize func(output []byte) []string
@@ -189,7 +202,8 @@ func (r *RunTest) Execute(ctx context.Context, raw json.RawMessage) (agent.Resul
 				fmt.Sprintf("run_test arguments: %v; expected {\"tests\": [names...], \"packages\": [paths...]}, both optional", err), false), nil
 		}
 	}
-	out, err := r.Run(ctx, testcmd.Selection{Tests: args.Tests, Packages: args.Packages}, testcmd.Plain)
+	// The model's runs keep the runner's defaults, caches included.
+	out, err := r.runSelected(ctx, testcmd.Selection{Tests: args.Tests, Packages: args.Packages}, testcmd.Plain, false)
 	switch {
 	case errors.Is(err, testcmd.ErrNarrowing):
 		return agent.ErrorResult(agent.CodeInvalidArgument, err.Error(), false), nil
@@ -217,8 +231,14 @@ var errNotConfigured = errors.New("run_test is not configured")
 // narrowing wraps testcmd.ErrNarrowing; a missing command, or one that
 // cannot start, wraps proc.ErrNotStarted or says run_test is not
 // configured; on cancellation the outcome is filled and the context's
-// error is returned.
+// error is returned. With RunTestConfig.Uncached the runner's result
+// caches are off.
 func (r *RunTest) Run(ctx context.Context, sel testcmd.Selection, form testcmd.Form) (RunOutcome, error) {
+	return r.runSelected(ctx, sel, form, r.cfg.Uncached)
+}
+
+// runSelected is Run, with the runner's result caches off when uncached.
+func (r *RunTest) runSelected(ctx context.Context, sel testcmd.Selection, form testcmd.Form, uncached bool) (RunOutcome, error) {
 	if r.cfg.Command == nil {
 		return RunOutcome{}, fmt.Errorf("%w: no test command is configured", errNotConfigured)
 	}
@@ -226,13 +246,18 @@ func (r *RunTest) Run(ctx context.Context, sel testcmd.Selection, form testcmd.F
 	if err != nil {
 		return RunOutcome{}, err
 	}
+	if uncached {
+		inv = inv.Uncached()
+	}
 	return r.run(ctx, inv)
 }
 
 // RunStressed is Run with the stressors s applied to the invocation (go
 // test -count, -race, -shuffle, -cpu), through the same contained path.
 // Runners without such flags return an error wrapping
-// testcmd.ErrUnsupported: the caller repeats plain runs instead.
+// testcmd.ErrUnsupported: the caller repeats plain runs instead. With
+// RunTestConfig.Uncached the runner's result caches are off (applied after
+// the stressors, so a stress count stays the run's -count).
 func (r *RunTest) RunStressed(ctx context.Context, sel testcmd.Selection, form testcmd.Form, s testcmd.Stress) (RunOutcome, error) {
 	if r.cfg.Command == nil {
 		return RunOutcome{}, fmt.Errorf("%w: no test command is configured", errNotConfigured)
@@ -243,6 +268,9 @@ func (r *RunTest) RunStressed(ctx context.Context, sel testcmd.Selection, form t
 	}
 	if inv, err = inv.Stress(s); err != nil {
 		return RunOutcome{}, err
+	}
+	if r.cfg.Uncached {
+		inv = inv.Uncached()
 	}
 	return r.run(ctx, inv)
 }
@@ -324,7 +352,11 @@ func (r *RunTest) writable(env []string) []string {
 			w = append(w, v) // the command's own temp dir, when the caller set another
 		}
 	}
-	w = append(w, sandbox.ToolCaches(env)...)
+	caches := sandbox.ToolCaches(env)
+	if r.cfg.ReadOnlyModules {
+		caches = slices.DeleteFunc(caches, func(d string) bool { return isModuleCache(d, env) })
+	}
+	w = append(w, caches...)
 	return append(w, r.cfg.WritableDirs...)
 }
 
@@ -432,4 +464,23 @@ func (r *RunTest) reserveLog() (int, string, error) {
 		return r.next, p, nil
 	}
 	return 0, "", errors.New("run_test: no free log file name")
+}
+
+// isModuleCache reports whether the tool-cache directory d is the Go
+// module cache or the GOPATH pkg directory holding it.
+func isModuleCache(d string, env []string) bool {
+	if d == lastEnv(env, "GOMODCACHE") {
+		return true
+	}
+	return filepath.Base(d) == "pkg" && !strings.Contains(d, string(filepath.Separator)+".cache"+string(filepath.Separator))
+}
+
+// lastEnv is the value the environment gives name (its last entry), or "".
+func lastEnv(env []string, name string) string {
+	for i := len(env) - 1; i >= 0; i-- {
+		if v, ok := strings.CutPrefix(env[i], name+"="); ok {
+			return v
+		}
+	}
+	return ""
 }

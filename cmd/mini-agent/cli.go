@@ -17,6 +17,7 @@ import (
 	"github.com/org/mini-agent/agent/provider"
 	"github.com/org/mini-agent/internal/config"
 	"github.com/org/mini-agent/internal/exitcode"
+	"github.com/org/mini-agent/internal/flakyfix"
 	"github.com/org/mini-agent/internal/pipeline"
 	"github.com/org/mini-agent/internal/protect"
 	"github.com/org/mini-agent/internal/report"
@@ -260,8 +261,14 @@ func execute(ctx context.Context, c *command, job pipeline.Job, choice provider.
 		model, err = provider.Select(choice)
 	}
 	var out *pipeline.Outcome
+	deps := pipeline.Deps{Model: model, Progress: stderr}
 	if err == nil {
-		out, err = pipeline.Run(ctx, job, pipeline.Deps{Model: model, Progress: stderr})
+		out, err = pipeline.Run(ctx, job, deps)
+	}
+	if err == nil && flakyfix.Intermittent(out) {
+		// A flake: the flaky path's evidence and rerun bar, never a
+		// one-rerun "fix".
+		out, err = flakyfix.Handoff(ctx, job, deps, out)
 	}
 	if err != nil {
 		if exitcode.IsUsage(err) {

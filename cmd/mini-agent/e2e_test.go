@@ -149,7 +149,13 @@ func checkFixed(t *testing.T, ws, out string, r runResult) {
 	if len(b.Report.Assumptions) != 1 || !strings.Contains(b.FailingTests[0], "TestTotal") {
 		t.Errorf("report %+v failing %v", b.Report, b.FailingTests)
 	}
+	// The loop's events sit between the harness's baseline and its proof.
 	ev := traceEvents(t, filepath.Join(out, "trace.jsonl"))
+	if len(ev) < 4 || ev[0]["type"] != "harness.baseline" || ev[0]["data"].(map[string]any)["verdict"] != "reproduced" ||
+		ev[len(ev)-1]["type"] != "harness.proof" || ev[len(ev)-1]["data"].(map[string]any)["holds"] != true {
+		t.Fatalf("trace does not start with the baseline and end with the proof: first %v last %v", ev[0], ev[len(ev)-1])
+	}
+	ev = ev[1 : len(ev)-1]
 	if ev[0]["type"] != "turn.start" || ev[len(ev)-1]["type"] != "turn.end" ||
 		ev[len(ev)-1]["data"].(map[string]any)["stop_reason"] != "final_message" {
 		t.Errorf("trace does not start/end as expected: first %v last %v", ev[0]["type"], ev[len(ev)-1])
@@ -377,7 +383,9 @@ func TestCancellationKillsTheTestProcessTree(t *testing.T) {
 	}
 	ev := traceEvents(t, filepath.Join(out, "trace.jsonl"))
 	last := ev[len(ev)-1]
-	if last["type"] != "turn.end" || last["data"].(map[string]any)["stop_reason"] != "cancelled" {
+	// The first run of the test command is the baseline's (before the
+	// loop): its event says the run was cancelled there.
+	if (last["type"] != "turn.end" && last["type"] != "harness.baseline") || last["data"].(map[string]any)["stop_reason"] != "cancelled" {
 		t.Fatalf("last event %v", last)
 	}
 	if b := readBundle(t, filepath.Join(out, "bundle.json")); b.Status != bundle.StatusCancelled {

@@ -17,6 +17,7 @@ import (
 	"github.com/org/mini-agent/agent/provider"
 	"github.com/org/mini-agent/internal/exitcode"
 	"github.com/org/mini-agent/internal/flaky"
+	"github.com/org/mini-agent/internal/flakyfix"
 	"github.com/org/mini-agent/internal/flakyrun"
 	"github.com/org/mini-agent/internal/pipeline"
 	"github.com/org/mini-agent/internal/proc"
@@ -84,9 +85,11 @@ func flakyCommand() (*command, *flakyFlags) {
 				g := all.Lookup(name)
 				fs.Var(g.Value, g.Name, g.Usage)
 			}
-			fs.StringVar(&f.tests, "tests", "", "comma-separated test ids to examine (default: the whole suite)")
-			fs.IntVar(&f.maxRuns, "max-runs", flakyrun.DefaultMaxRuns, "at most this many runs of the test command in the detection (with --fix, the rerun bar makes as many more as it needs, within --max-minutes)")
-			fs.Float64Var(&f.maxMinutes, "max-minutes", flakyrun.DefaultMaxTime.Minutes(), "wall-clock limit of the detection, in minutes (with --fix, the rerun bar has its own limit of the same length)")
+			fs.StringVar(&f.tests, "tests", "", "comma-separated test ids to examine (default: the whole suite): first alone; when none of them "+
+				"fails alone (an order dependence needs the tests around it), the whole suite, which is then reported. "+
+				"--fix fixes a named test only (a flaky test not named is reported, not fixed) and proves it on the selection it failed in")
+			fs.IntVar(&f.maxRuns, "max-runs", flakyrun.DefaultMaxRuns, "at most this many runs of the test command in the detection (with --tests, in the runs alone and again in the whole suite's; with --fix, the rerun bar makes as many more as it needs, within --max-minutes)")
+			fs.Float64Var(&f.maxMinutes, "max-minutes", flakyrun.DefaultMaxTime.Minutes(), "wall-clock limit of the detection, in minutes (with --tests, of the runs alone and again of the whole suite's; with --fix, the rerun bar has its own limit of the same length)")
 			fs.Int64Var(&f.seed, "seed", 0, "make the shuffled orders reproducible: runs that shuffle use -shuffle=N, N+1, ... (default 0: random seeds; every failing run's seed is recorded either way)")
 			fs.StringVar(&f.jsonPath, "json", "", "write the JSON report here")
 			fs.BoolVar(&f.fix, "fix", false, "have the agent fix the flaky test's root cause, then prove the fix with the rerun bar")
@@ -166,7 +169,9 @@ func runFlaky(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		RunTimeout: job.TestTimeout, EnvAllow: job.TestEnv, SecretNames: job.SecretNames,
 		WritableDirs: job.TestWritable, NoSandbox: job.NoSandbox, Progress: stderr, KeepFailureLog: f.fix,
 	}
-	res, err := flakyrun.Detect(ctx, dcfg)
+	// With --tests, an order-dependent test never fails alone: Examine
+	// runs the whole suite when none of the tests failed alone.
+	ex, err := flakyrun.Examine(ctx, dcfg, flakyrun.DefaultProbeRuns)
 	switch {
 	case err != nil && ctx.Err() != nil:
 		fmt.Fprintf(stderr, "mini-agent flaky: %v\n", err)
@@ -179,16 +184,22 @@ func runFlaky(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		fmt.Fprintf(stderr, "mini-agent flaky: %v\n", err)
 		return exitcode.For(ctx, err)
 	}
+	res := ex.Result
 	defer res.RemoveLogs()
 	rep, err := flakyrun.NewReport(cmd.Line(), res)
 	if err != nil {
 		fmt.Fprintf(stderr, "mini-agent flaky: %v\n", err)
 		return exitcode.NotFixed
 	}
+	if ex.Widened() {
+		rep.Notes = append(rep.Notes, wholeSuiteNote(ex, f.tests, f.fix))
+	}
 	var fixStatus flaky.FixStatus
-	if target := fixTarget(res.Tests); f.fix && target != nil {
+	if target := fixTarget(res.Tests, ex.Requested); f.fix && target != nil {
 		fmt.Fprintf(stderr, "mini-agent flaky: fixing %s (%d of %d runs failed)\n", target.ID, target.Failures, target.Runs)
-		fr, err := flakyrun.Fix(ctx, flakyrun.FixConfig{Detect: dcfg, Target: target, FailureLog: res.FailureLogs[target.ID],
+		// ex.Config is the selection the evidence came from: the rerun bar
+		// reruns the whole suite when the test failed only among it.
+		fr, err := flakyfix.Fix(ctx, flakyfix.FixConfig{Detect: ex.Config, Target: target, FailureLog: res.FailureLogs[target.ID],
 			Job: job, Deps: pipeline.Deps{Model: model, Progress: stderr}})
 		if err != nil {
 			fmt.Fprintf(stderr, "mini-agent flaky: --fix: %v\n", err)
@@ -201,7 +212,11 @@ func runFlaky(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		}
 		fixStatus = rep.Fix.Status
 	} else if f.fix {
-		rep.Notes = append(rep.Notes, "--fix: no flaky test to fix")
+		if other := fixTarget(res.Tests, nil); other != nil {
+			rep.Notes = append(rep.Notes, fmt.Sprintf("--fix: none of the tests named in --tests is flaky; %s is, but it was not named: reported, not fixed", other.ID))
+		} else {
+			rep.Notes = append(rep.Notes, "--fix: no flaky test to fix")
+		}
 	}
 	code := exitcode.ForFlaky(rep.Count(flaky.VerdictFlaky), rep.Count(flaky.VerdictFailing), fixStatus)
 	if f.jsonPath != "" {
@@ -214,12 +229,29 @@ func runFlaky(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	return code
 }
 
-// fixTarget is the flaky test --fix works on: the highest failure rate,
-// then the most runs, then the first by ID; nil when none is flaky.
-func fixTarget(tests []*flaky.Evidence) *flaky.Evidence {
+// wholeSuiteNote says that the tests named in --tests never failed alone,
+// so the report is the whole suite's.
+func wholeSuiteNote(ex *flakyrun.Examined, names string, fix bool) string {
+	names = strings.Join(splitList(names), ", ")
+	if !ex.WholeSuite {
+		return fmt.Sprintf("%s never failed in %d runs alone, nor among the whole suite: the report is the whole suite's", names, ex.ProbeRuns)
+	}
+	note := fmt.Sprintf("%s never failed in %d runs alone, only among the whole suite (an order dependence on the tests around it): "+
+		"the report is the whole suite's", names, ex.ProbeRuns)
+	if fix {
+		note += ", and the rerun bar of the fix runs the whole suite"
+	}
+	return note
+}
+
+// fixTarget is the flaky test --fix works on, among the tests requested
+// says (all when nil): the highest failure rate, then the most runs, then
+// the first by ID; nil when none is flaky.
+func fixTarget(tests []*flaky.Evidence, requested func(id string) bool) *flaky.Evidence {
 	var best *flaky.Evidence
 	for _, e := range tests {
-		if v, err := e.Verdict(); err != nil || v != flaky.VerdictFlaky || strings.HasSuffix(e.ID, " (package)") {
+		if v, err := e.Verdict(); err != nil || v != flaky.VerdictFlaky || strings.HasSuffix(e.ID, flakyrun.PackageSuffix) ||
+			(requested != nil && !requested(e.ID)) {
 			continue
 		}
 		if best == nil || e.Failures*best.Runs > best.Failures*e.Runs ||

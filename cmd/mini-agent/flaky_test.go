@@ -208,6 +208,7 @@ func TestFlakyFixOrderFixture(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
 			dir := flakytest.CopyModule(t, fixture)
+			flakytest.Commit(t, dir) // the fix job validates on a clean checkout of a commit
 			var script strings.Builder
 			for _, name := range c.patches {
 				patch, err := os.ReadFile(filepath.Join(fixture, name))
@@ -291,6 +292,153 @@ func TestFlakyFixOrderFixture(t *testing.T) {
 				if data, err := os.ReadFile(filepath.Join(dir, "registry_test.go")); err != nil || bytes.Contains(data, []byte("t.Skip")) != (c.status == "rejected") {
 					t.Errorf("after the second attempt registry_test.go holds t.Skip: %v (err %v)", bytes.Contains(data, []byte("t.Skip")), err)
 				}
+			}
+			t.Logf("%s: %s", c.name, strings.TrimSpace(out))
+		})
+	}
+}
+
+// fixScript writes a scripted model's trajectory: per patch, one
+// apply_patch call and the final message.
+func fixScript(t *testing.T, patches ...string) string {
+	t.Helper()
+	var b strings.Builder
+	for _, p := range patches {
+		step, _ := json.Marshal(map[string]any{"tool_calls": []any{map[string]any{"name": "apply_patch", "arguments": map[string]string{"patch": p}}}})
+		b.Write(step)
+		b.WriteString("\n" + `{"message":"## Summary\nFixed the order dependence.\n\n## Root cause\nTestSetDefault leaves the package default changed.\n\n## Assumptions\nnone"}` + "\n")
+	}
+	if len(patches) == 0 {
+		b.WriteString(`{"message":"## Summary\nNothing to do.\n\n## Root cause\nnone\n\n## Assumptions\nnone"}` + "\n")
+	}
+	path := filepath.Join(t.TempDir(), "script.jsonl")
+	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// nochangeFormatDiff edits a comment of the wholesuite fixture: no fix.
+const nochangeFormatDiff = `--- a/format.go
++++ b/format.go
+@@ -1,4 +1,4 @@
+-// Package format formats numbers.
++// Package format formats integers.
+ package format
+ 
+ import "strconv"
+`
+
+// TestFlakyTestsWholeSuite: --tests names an order-dependent test of
+// testdata/flaky/wholesuite (TestFormatDefault fails only after
+// TestSetDefault changed the package default, which a shuffled order does
+// about half the time). Alone it never fails, so the whole suite is
+// examined and reported, with a note:
+//   - detect: it is flaky (alone it would be passing): exit 1;
+//   - fix: proper.diff (TestSetDefault restores the default) is proven by
+//     a rerun bar on the whole suite: exit 0;
+//   - nochange: a diff that fixes nothing fails that bar (a bar narrowed to
+//     the test alone would call it proven): exit 3;
+//   - unnamed: --fix --tests TestSetDefault, which never fails anywhere:
+//     TestFormatDefault is flaky among the whole suite, reported but not
+//     fixed, as it was not named: exit 1, no fix attempt.
+func TestFlakyTestsWholeSuite(t *testing.T) {
+	if testing.Short() {
+		t.Skip("stress-runs a real flaky module and runs the fix job")
+	}
+	t.Parallel()
+	fixture := filepath.Join("testdata", "flaky", "wholesuite")
+	proper, err := os.ReadFile(filepath.Join(fixture, "proper.diff"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name    string
+		tests   string
+		patches []string // nil: no --fix
+		code    int
+		status  string // the fix's; "" for none
+		notes   []string
+	}{
+		{"detect", "TestFormatDefault", nil, 1, "",
+			[]string{"TestFormatDefault never failed in ", " runs alone, only among the whole suite (an order dependence on the tests around it): the report is the whole suite's"}},
+		{"fix", "TestFormatDefault", []string{string(proper)}, 0, "proven",
+			[]string{"runs alone, only among the whole suite", "the report is the whole suite's, and the rerun bar of the fix runs the whole suite"}},
+		{"nochange", "TestFormatDefault", []string{nochangeFormatDiff}, 3, "failed-bar", nil},
+		{"unnamed", "TestSetDefault", []string{}, 1, "",
+			[]string{"TestSetDefault never failed in ", " runs alone, nor among the whole suite: the report is the whole suite's",
+				"--fix: none of the tests named in --tests is flaky; TestFormatDefault is, but it was not named: reported, not fixed"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			dir := flakytest.CopyModule(t, fixture)
+			flakytest.Commit(t, dir) // the fix job validates on a clean checkout of a commit
+			jsonPath := filepath.Join(t.TempDir(), "flaky.json")
+			// --seed: reproducible orders, so the verdicts do not depend
+			// on luck.
+			args := []string{"flaky", "--workdir", dir, "--test-command", "go test ./...", "--tests", c.tests,
+				"--seed", "1", "--max-runs", "16", "--json", jsonPath}
+			if c.patches != nil {
+				args = append(args, "--fix", "--provider", "script", "--script", fixScript(t, c.patches...))
+			}
+			code, out, errOut := run(t, args...)
+			if code != c.code {
+				t.Fatalf("exit %d, want %d\nstdout:\n%s\nstderr:\n%s", code, c.code, out, errOut)
+			}
+			data, err := os.ReadFile(jsonPath)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var rep struct {
+				Tests []struct {
+					ID, Verdict string
+					Seeds       []string
+				}
+				Notes []string
+				Fix   *struct {
+					Status        string
+					RunsAfter     int `json:"runs_after"`
+					FailuresAfter int `json:"failures_after"`
+					Need          int `json:"runs_needed"`
+				}
+			}
+			if err := json.Unmarshal(data, &rep); err != nil {
+				t.Fatal(err)
+			}
+			verdicts := map[string]string{}
+			for _, tr := range rep.Tests {
+				verdicts[tr.ID] = tr.Verdict
+			}
+			// The whole suite's report: both tests, TestFormatDefault flaky.
+			if verdicts["TestFormatDefault"] != "flaky" || verdicts["TestSetDefault"] != "passing" {
+				t.Errorf("verdicts %v: want TestFormatDefault flaky, TestSetDefault passing, from the whole suite\n%s", verdicts, data)
+			}
+			if !strings.Contains(errOut, "flaky: "+c.tests+" never failed alone; running the whole suite\n") {
+				t.Errorf("stderr does not say the whole suite is run:\n%s", errOut)
+			}
+			notes := strings.Join(rep.Notes, "\n")
+			for _, want := range c.notes {
+				if !strings.Contains(notes, want) || !strings.Contains(out, want) {
+					t.Errorf("notes (JSON and summary) lack %q:\n%s\nsummary:\n%s", want, notes, out)
+				}
+			}
+			if c.patches == nil && strings.Contains(notes, "fix") {
+				t.Errorf("notes speak of a fix without --fix:\n%s", notes)
+			}
+			switch {
+			case c.status == "":
+				if rep.Fix != nil || strings.Contains(errOut, "flaky: fix attempt ") {
+					t.Errorf("fix %+v: want none attempted\nstderr:\n%s", rep.Fix, errOut)
+				}
+			case rep.Fix == nil || rep.Fix.Status != c.status:
+				t.Fatalf("fix %+v, want status %s\n%s\nstderr:\n%s", rep.Fix, c.status, data, errOut)
+			case c.status == "proven" && (rep.Fix.RunsAfter < rep.Fix.Need || rep.Fix.FailuresAfter != 0 || rep.Fix.Need == 0):
+				t.Errorf("proven with %d runs after (need %d), %d failures", rep.Fix.RunsAfter, rep.Fix.Need, rep.Fix.FailuresAfter)
+			case c.status == "failed-bar" && rep.Fix.FailuresAfter == 0:
+				t.Errorf("failed-bar with no failure after the fix: %+v", rep.Fix)
+			}
+			if c.status != "" && !strings.Contains(errOut, "mini-agent flaky: fixing TestFormatDefault (") {
+				t.Errorf("stderr does not name the fixed test:\n%s", errOut)
 			}
 			t.Logf("%s: %s", c.name, strings.TrimSpace(out))
 		})

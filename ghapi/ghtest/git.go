@@ -11,7 +11,8 @@ import (
 	"strings"
 )
 
-// entry is a file in a (flat) tree.
+// entry is a file in a tree. The fake keeps a tree flat, path -> entry; its
+// id is the one git gives the nested trees it stands for (treeID).
 type entry struct{ mode, sha string }
 
 type commit struct {
@@ -35,33 +36,100 @@ type repo struct {
 	annotations   map[int64][]Annotation // by check-run ID
 }
 
-func hashOf(kind string, parts ...string) string {
+// Every commit the fake writes has this author and committer, at this time.
+const (
+	botEmail   = "41898282+github-actions[bot]@users.noreply.github.com"
+	commitTime = 1700000000 // 2023-11-14T22:13:20Z
+)
+
+// gitID is the id git gives an object of kind ("blob", "tree", "commit")
+// with body, in the SHA-1 object format.
+func gitID(kind string, body []byte) string {
 	h := sha1.New()
-	fmt.Fprintf(h, "%s\x00", kind)
-	for _, p := range parts {
-		fmt.Fprintf(h, "%d:%s\x00", len(p), p)
-	}
+	fmt.Fprintf(h, "%s %d\x00", kind, len(body))
+	h.Write(body)
 	return hex.EncodeToString(h.Sum(nil))
 }
 
 func (rp *repo) putBlob(b []byte) string {
-	sha := hashOf("blob", string(b))
+	sha := gitID("blob", b)
 	rp.blobs[sha] = b
 	return sha
 }
 
-func (rp *repo) putTree(t map[string]entry) string {
-	var parts []string
-	for _, p := range slices.Sorted(maps.Keys(t)) {
-		parts = append(parts, t[p].mode+" "+p+" "+t[p].sha)
+// putTree stores the flat tree t under the id git gives the nested trees it
+// stands for. It fails when t is no tree git could write: an empty, "." or
+// ".." path segment, or one path both a file and a directory.
+func (rp *repo) putTree(t map[string]entry) (string, error) {
+	sha, err := treeID("", t)
+	if err != nil {
+		return "", err
 	}
-	sha := hashOf("tree", parts...)
 	rp.trees[sha] = t
-	return sha
+	return sha, nil
+}
+
+// treeID is the git id of directory dir ("" for the root, else ending in
+// "/") whose files are t, by path relative to dir: entries
+// "<mode> <name>\x00<20-byte id>", a subdirectory as mode 40000 with the id
+// of its own tree, sorted as git sorts them (bytewise, a subdirectory's name
+// with a trailing "/"). Git has no empty directories: a directory exists
+// through its files only.
+func treeID(dir string, t map[string]entry) (string, error) {
+	type item struct{ key, mode, name, sha string }
+	var items []item
+	subdirs := map[string]map[string]entry{}
+	for p, e := range t {
+		name, rest, isDir := strings.Cut(p, "/")
+		if name == "" || name == "." || name == ".." {
+			return "", fmt.Errorf("path %q has an empty, . or .. segment", dir+p)
+		}
+		if !isDir {
+			items = append(items, item{key: name, mode: e.mode, name: name, sha: e.sha})
+			continue
+		}
+		if subdirs[name] == nil {
+			subdirs[name] = map[string]entry{}
+		}
+		subdirs[name][rest] = e
+	}
+	for name, sub := range subdirs {
+		if _, ok := t[name]; ok {
+			return "", fmt.Errorf("%q is both a file and a directory", dir+name)
+		}
+		sha, err := treeID(dir+name+"/", sub)
+		if err != nil {
+			return "", err
+		}
+		items = append(items, item{key: name + "/", mode: "40000", name: name, sha: sha})
+	}
+	slices.SortFunc(items, func(a, b item) int { return strings.Compare(a.key, b.key) })
+	var body []byte
+	for _, it := range items {
+		raw, err := hex.DecodeString(it.sha)
+		if err != nil || len(raw) != sha1.Size {
+			return "", fmt.Errorf("%q: object id %q is not a SHA-1", dir+it.name, it.sha)
+		}
+		body = fmt.Appendf(body, "%s %s\x00", it.mode, it.name)
+		body = append(body, raw...)
+	}
+	return gitID("tree", body), nil
+}
+
+// commitText is the git object a commit is stored as.
+func commitText(c commit) []byte {
+	var b strings.Builder
+	fmt.Fprintf(&b, "tree %s\n", c.tree)
+	for _, p := range c.parents {
+		fmt.Fprintf(&b, "parent %s\n", p)
+	}
+	ident := fmt.Sprintf("%s <%s> %d +0000", BotLogin, botEmail, commitTime)
+	fmt.Fprintf(&b, "author %s\ncommitter %s\n\n%s", ident, ident, c.message)
+	return []byte(b.String())
 }
 
 func (rp *repo) putCommit(c commit) string {
-	sha := hashOf("commit", append([]string{c.tree, c.message}, c.parents...)...)
+	sha := gitID("commit", commitText(c))
 	rp.commits[sha] = c
 	return sha
 }
@@ -143,7 +211,11 @@ func (rp *repo) commitFiles(branch, msg string, files map[string]string) string 
 		}
 		tree[p] = entry{mode: "100644", sha: rp.putBlob([]byte(content))}
 	}
-	sha := rp.putCommit(commit{tree: rp.putTree(tree), parents: parents, message: msg})
+	treeSHA, err := rp.putTree(tree)
+	if err != nil {
+		panic("ghtest: seeding " + rp.fullName + " " + branch + ": " + err.Error())
+	}
+	sha := rp.putCommit(commit{tree: treeSHA, parents: parents, message: msg})
 	rp.refs["heads/"+branch] = sha
 	return sha
 }
@@ -242,4 +314,46 @@ func wrapLines(s string) string {
 	}
 	b.WriteString(s + "\n")
 	return b.String()
+}
+
+// TreeChange is one path of TreeAfter's change: Delete removes it, else it
+// gets Content with Mode ("" means 100644).
+type TreeChange struct {
+	Path, Content, Mode string
+	Delete              bool
+}
+
+// TreeAfter is the git tree id the repository's tree at ref (branch or
+// commit SHA) has with the changes applied: what a create-tree over that
+// base tree with the same entries answers, and what a local `git
+// write-tree` of the same files gives; false for an unknown repository or
+// ref.
+func (s *Server) TreeAfter(fullName, ref string, changes []TreeChange) (string, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	rp := s.repos[strings.ToLower(fullName)]
+	if rp == nil {
+		return "", false
+	}
+	sha, ok := rp.resolve(ref)
+	if !ok {
+		return "", false
+	}
+	tree := maps.Clone(rp.trees[rp.commits[sha].tree])
+	for _, c := range changes {
+		if c.Delete {
+			delete(tree, c.Path)
+			continue
+		}
+		mode := c.Mode
+		if mode == "" {
+			mode = "100644"
+		}
+		tree[c.Path] = entry{mode: mode, sha: gitID("blob", []byte(c.Content))}
+	}
+	id, err := treeID("", tree)
+	if err != nil {
+		return "", false
+	}
+	return id, true
 }

@@ -5,6 +5,7 @@ import (
 	"maps"
 	"net/http"
 	"strings"
+	"time"
 )
 
 func (s *Server) routeGit(mux *http.ServeMux) {
@@ -70,7 +71,12 @@ func (s *Server) routeGit(mux *http.ServeMux) {
 				tree[e.Path] = entry{mode: e.Mode, sha: *e.SHA}
 			}
 		}
-		writeJSON(w, 201, map[string]any{"sha": rp.putTree(tree), "truncated": false})
+		sha, err := rp.putTree(tree)
+		if err != nil {
+			writeErr(w, 422, "tree is invalid: "+err.Error())
+			return
+		}
+		writeJSON(w, 201, map[string]any{"sha": sha, "truncated": false})
 	})
 
 	s.handle(mux, "GET /repos/{owner}/{repo}/git/commits/{sha}", func(w http.ResponseWriter, r *http.Request, rp *repo) {
@@ -163,9 +169,12 @@ func commitJSON(sha string, c commit) map[string]any {
 	for _, p := range c.parents {
 		parents = append(parents, map[string]any{"sha": p})
 	}
+	ident := map[string]any{"name": BotLogin, "email": botEmail,
+		"date": time.Unix(commitTime, 0).UTC().Format(time.RFC3339)}
 	return map[string]any{
 		"sha": sha, "message": c.message, "tree": map[string]any{"sha": c.tree}, "parents": parents,
-		"author":       map[string]any{"name": BotLogin},
+		"author":       ident,
+		"committer":    ident,
 		"verification": map[string]any{"verified": true, "reason": "valid"},
 	}
 }

@@ -36,7 +36,7 @@ func (c *console) published(ctx context.Context, p *prepared, b *bundle.Bundle, 
 	switch res.Status {
 	case publish.StatusFixed, publish.StatusExplained, publish.StatusSkipped:
 		c.gha.Noticef("mini-agent %s: %s", res.Status, res.Reason)
-	case publish.StatusNotFixed:
+	case publish.StatusNotFixed, publish.StatusNotReproduced:
 		c.annotateFailure(b, res.Reason)
 	default:
 		c.gha.Errorf("mini-agent failed: %s", res.Reason)

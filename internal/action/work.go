@@ -16,6 +16,7 @@ import (
 	"github.com/org/mini-agent/ghapi"
 	"github.com/org/mini-agent/internal/bundle"
 	"github.com/org/mini-agent/internal/exitcode"
+	"github.com/org/mini-agent/internal/flakyfix"
 	"github.com/org/mini-agent/internal/gitexec"
 	"github.com/org/mini-agent/internal/pipeline"
 	"github.com/org/mini-agent/internal/proc"
@@ -77,7 +78,12 @@ func (c *console) work(ctx context.Context, p *prepared) Result {
 	}
 
 	groups := &groupSink{gha: c.gha}
-	out, err := pipeline.Run(ctx, pl.job, pipeline.Deps{Model: model, Progress: c.log(), Events: groups, Environ: pl.environ})
+	deps := pipeline.Deps{Model: model, Progress: c.log(), Events: groups, Environ: pl.environ}
+	out, err := pipeline.Run(ctx, pl.job, deps)
+	if err == nil && flakyfix.Intermittent(out) {
+		// A flake: the flaky path proves a fix by its rerun bar.
+		out, err = flakyfix.Handoff(ctx, pl.job, deps, out)
+	}
 	groups.close()
 	switch {
 	case err != nil && out == nil:

@@ -37,10 +37,14 @@ const (
 	StatusExplained        Status = "explained"
 	StatusNothingToFix     Status = "nothing-to-fix"
 	StatusCancelled        Status = "cancelled"
+	// StatusNotReproduced: the failing tests pass at the base on a clean
+	// checkout here (every baseline run): no fix can be proven, none is
+	// claimed.
+	StatusNotReproduced Status = "not-reproduced"
 )
 
 // Statuses lists every status, in the order above.
-var Statuses = []Status{StatusFixed, StatusNotFixed, StatusValidationFailed, StatusExplained, StatusNothingToFix, StatusCancelled}
+var Statuses = []Status{StatusFixed, StatusNotFixed, StatusValidationFailed, StatusExplained, StatusNothingToFix, StatusCancelled, StatusNotReproduced}
 
 // Bundle is the result of one run.
 type Bundle struct {
@@ -64,13 +68,21 @@ type Bundle struct {
 	// Report is Message split into Summary, Root cause and Assumptions.
 	Report agent.Report `json:"report"`
 
-	Validation []Check     `json:"validation,omitempty"`
-	Run        RunInfo     `json:"run"`
-	Steps      []Step      `json:"steps,omitempty"`
-	Usage      agent.Usage `json:"usage"`
-	CostUSD    float64     `json:"cost_usd"`
-	CostKnown  bool        `json:"cost_known"`
-	Warnings   []string    `json:"warnings,omitempty"`
+	Validation []Check `json:"validation,omitempty"`
+	// Baseline is what the target tests did at the base commit on a clean
+	// checkout before the agent ran; Proof is the published tree's runs on
+	// a clean checkout after it (nil when no change was validated).
+	Baseline *Baseline `json:"baseline,omitempty"`
+	Proof    *Proof    `json:"proof,omitempty"`
+	// TreeSHA is the git tree id of the validated tree (the base commit's
+	// tree with Files): publish commits exactly this tree or nothing.
+	TreeSHA   string      `json:"tree_sha,omitempty"`
+	Run       RunInfo     `json:"run"`
+	Steps     []Step      `json:"steps,omitempty"`
+	Usage     agent.Usage `json:"usage"`
+	CostUSD   float64     `json:"cost_usd"`
+	CostKnown bool        `json:"cost_known"`
+	Warnings  []string    `json:"warnings,omitempty"`
 	// Reverted lists what code under test changed that the harness undid:
 	// .git in every mode, the workspace in explain mode.
 	Reverted []Reverted   `json:"reverted,omitempty"`
@@ -192,9 +204,13 @@ func (r RunInfo) StoppedEarly() bool {
 	return r.StopReason != "" && r.StopReason != agent.StopFinalMessage
 }
 
-// Validated reports whether every validation check passed.
+// Validated reports whether every validation check passed and, for a
+// bundle that carries one, the proof on the published tree holds.
 func (b *Bundle) Validated() bool {
 	if len(b.Validation) == 0 {
+		return false
+	}
+	if b.Proof != nil && !b.Proof.Holds {
 		return false
 	}
 	for _, c := range b.Validation {

@@ -127,6 +127,8 @@ func ForPublished(outcome publish.Status, bundleStatus bundle.Status) int {
 			return ValidationFailed
 		}
 		return NotFixed
+	case publish.StatusNotReproduced:
+		return NotFixed
 	}
 	return Failed
 }

@@ -13,7 +13,7 @@ import (
 	"github.com/org/mini-agent/ghapi"
 	"github.com/org/mini-agent/internal/bundle"
 	"github.com/org/mini-agent/internal/flaky"
-	"github.com/org/mini-agent/internal/flakyrun"
+	"github.com/org/mini-agent/internal/flakyfix"
 	"github.com/org/mini-agent/internal/flakyscan"
 	"github.com/org/mini-agent/internal/publish"
 	"github.com/org/mini-agent/internal/route"
@@ -115,7 +115,7 @@ func (r *runner) fix(ctx context.Context, c *Candidate, target *TestResult) (ope
 		return false, fmt.Errorf("flakyjob: %w", err)
 	}
 	r.logf("flaky: fixing %s (%d of %d local runs failed)", target.LocalID, ev.Failures, ev.Runs)
-	fr, err := flakyrun.Fix(ctx, flakyrun.FixConfig{Detect: c.local.cfg, Target: ev, FailureLog: logPath, Job: job, Deps: r.job.Deps})
+	fr, err := flakyfix.Fix(ctx, flakyfix.FixConfig{Detect: c.local.cfg, Target: ev, FailureLog: logPath, Job: job, Deps: r.job.Deps})
 	if err != nil {
 		if ctx.Err() != nil {
 			return false, ctx.Err()

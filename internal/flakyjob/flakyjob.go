@@ -13,7 +13,7 @@
 //     (internal/flakyissue).
 //  4. For each locally flaky test (never a `failing` one: that is a
 //     regression), within max-fixes and max-prs: the fix job with the
-//     evidence (flakyrun.Fix); only a `proven` fix becomes a draft PR
+//     evidence (flakyfix.Fix); only a `proven` fix becomes a draft PR
 //     "Tracked by #N" through internal/publish, its body adding the
 //     before/after table and the anti-pattern checks. Any other outcome is
 //     said on the issue once per status and commit.

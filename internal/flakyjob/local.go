@@ -26,14 +26,7 @@ func (r *runner) detectConfig(tests []string) flakyrun.Config {
 }
 
 // probeRuns bounds the clean executions of the narrowed probe.
-const probeRuns = 10
-
-func cmpOr(v, def int) int {
-	if v == 0 {
-		return def
-	}
-	return v
-}
+const probeRuns = flakyrun.DefaultProbeRuns
 
 // examined is a candidate's local detection, kept for its fix.
 type examined struct {
@@ -41,9 +34,9 @@ type examined struct {
 	res *flakyrun.Result
 }
 
-// examine stress-runs the candidate's tests: narrowed to them first, then,
-// when none failed alone, the whole suite. Proofs of flaky tests are added
-// to proofs for the issue.
+// examine stress-runs the candidate's tests (flakyrun.Examine): narrowed
+// to them first, then, when none failed alone, the whole suite. Proofs of
+// flaky tests are added to proofs for the issue.
 func (r *runner) examine(ctx context.Context, c *Candidate, proofs map[flakyscan.TestRef]flakyissue.Proof) error {
 	c.Examined = true
 	var names []string
@@ -53,14 +46,13 @@ func (r *runner) examine(ctx context.Context, c *Candidate, proofs map[flakyscan
 		}
 	}
 	r.logf("flaky: examining %s locally", strings.Join(names, ", "))
-	cfg := r.detectConfig(names)
-	// A quick probe of the tests alone; the whole suite gets the full
-	// examination when they never fail alone.
-	cfg.MinRuns = min(cmpOr(r.job.MinRuns, flakyrun.DefaultMinRuns), probeRuns)
-	res, err := flakyrun.Detect(ctx, cfg)
+	ex, err := flakyrun.Examine(ctx, r.detectConfig(names), probeRuns)
+	var whole *flakyrun.WholeSuiteError
 	switch {
 	case ctx.Err() != nil:
 		return ctx.Err()
+	case errors.As(err, &whole):
+		return fmt.Errorf("flakyjob: local runs of the whole suite: %w", whole.Err)
 	case errors.Is(err, proc.ErrNotStarted):
 		return fmt.Errorf("flakyjob: the test command: %w", err)
 	case errors.Is(err, testcmd.ErrNarrowing), err != nil && strings.Contains(err.Error(), "never ran"):
@@ -73,22 +65,9 @@ func (r *runner) examine(ctx context.Context, c *Candidate, proofs map[flakyscan
 	case err != nil:
 		return fmt.Errorf("flakyjob: local runs of %s: %w", strings.Join(names, ", "), err)
 	}
-	if !anyFailed(res, c.Candidate.Tests) && len(res.Runs) > 0 {
-		// An order dependence needs the tests around it.
-		res.RemoveLogs()
-		r.logf("flaky: %s never failed alone; running the whole suite", strings.Join(names, ", "))
-		cfg = r.detectConfig(nil)
-		whole, err := flakyrun.Detect(ctx, cfg)
-		if ctx.Err() != nil {
-			return ctx.Err()
-		}
-		if err != nil {
-			return fmt.Errorf("flakyjob: local runs of the whole suite: %w", err)
-		}
-		res = whole
-		c.WholeSuite = anyFailed(res, c.Candidate.Tests)
-	}
-	c.local = &examined{cfg: cfg, res: res}
+	res := ex.Result
+	c.WholeSuite = ex.WholeSuite
+	c.local = &examined{cfg: ex.Config, res: res}
 	for _, t := range c.Candidate.Tests {
 		tr := TestResult{Ref: t}
 		ev := evidenceOf(res.Tests, t)
@@ -112,16 +91,6 @@ func (r *runner) examine(ctx context.Context, c *Candidate, proofs map[flakyscan
 		}
 	}
 	return nil
-}
-
-// anyFailed reports whether one of refs failed in the local runs.
-func anyFailed(res *flakyrun.Result, refs []flakyscan.TestRef) bool {
-	for _, t := range refs {
-		if ev := evidenceOf(res.Tests, t); ev != nil && ev.Failures > 0 {
-			return true
-		}
-	}
-	return false
 }
 
 // evidenceOf maps a CI test to the local runs' evidence: the same name, or

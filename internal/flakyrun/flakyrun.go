@@ -30,6 +30,10 @@ import (
 	"github.com/org/mini-agent/tools"
 )
 
+// ErrNeverRan is wrapped by Detect when a selected test never reported an
+// outcome (renamed, deleted, or not in this tree).
+var ErrNeverRan = errors.New("never ran")
+
 // Default budgets.
 const (
 	DefaultMaxRuns = 40
@@ -84,6 +88,15 @@ type Config struct {
 	// The run_test tool's containment settings (see tools.RunTestConfig).
 	Env, EnvAllow, SecretNames, WritableDirs []string
 	NoSandbox                                bool
+	// ReadOnlyModules keeps the Go module cache out of the sandbox's
+	// writable places (the proof's runs, after the harness downloaded the
+	// dependencies): see tools.RunTestConfig.ReadOnlyModules.
+	ReadOnlyModules bool
+	// KeepTail keeps each run's bounded output in Run.Tail.
+	KeepTail bool
+	// OnRun, when set, sees every run's outcome as it ends, a cancelled or
+	// timed-out one too (before its log is removed).
+	OnRun func(tools.RunOutcome)
 	// Progress receives one line per run; nil discards.
 	Progress io.Writer
 }
@@ -97,6 +110,9 @@ type Run struct {
 	Duration time.Duration `json:"duration_ns"`
 	// Failed names the tests that failed in this run.
 	Failed []string `json:"failed,omitempty"`
+	// Tail is the run's bounded head and tail of output, with
+	// Config.KeepTail (the harness's own validation reports it).
+	Tail string `json:"-"`
 }
 
 // Result is a detection's evidence.
@@ -182,6 +198,8 @@ func detect(ctx context.Context, cfg Config, res *Result) error {
 	rt := tools.NewRunTest(ws, tools.RunTestConfig{
 		Command: cfg.Command, Timeout: runTimeout, Env: cfg.Env, EnvAllow: cfg.EnvAllow,
 		SecretNames: cfg.SecretNames, WritableDirs: cfg.WritableDirs, NoSandbox: cfg.NoSandbox,
+		// Evidence is never a cached replay of an earlier run.
+		Uncached: true, ReadOnlyModules: cfg.ReadOnlyModules,
 	})
 
 	start := time.Now()
@@ -200,6 +218,9 @@ func detect(ctx context.Context, cfg Config, res *Result) error {
 	one := func(stress testcmd.Stress) (stop bool, err error) {
 		stress = d.seeded(stress)
 		out, err := rt.RunStressed(tctx, sel, testcmd.GoJSON, stress)
+		if cfg.OnRun != nil && out.Argv != nil {
+			cfg.OnRun(out) // also a run cut short: what contained it
+		}
 		if err != nil && ctx.Err() == nil && tctx.Err() != nil {
 			return true, nil
 		}
@@ -213,6 +234,9 @@ func detect(ctx context.Context, cfg Config, res *Result) error {
 			return false, fmt.Errorf("flakyrun: %w", err)
 		}
 		run, perr := d.record(out, stress)
+		if cfg.KeepTail {
+			run.Tail = out.Output
+		}
 		if perr == nil && cfg.KeepFailureLog {
 			perr = res.keepLogs(out.LogPath, run.Failed)
 		}
@@ -267,7 +291,7 @@ func detect(ctx context.Context, cfg Config, res *Result) error {
 	res.Duration = time.Since(start)
 	res.Notes = d.notes
 	if missing := d.missing(); len(missing) > 0 && len(res.Runs) > 0 {
-		return fmt.Errorf("flakyrun: %q never ran in %d runs: check the names", missing, len(res.Runs))
+		return fmt.Errorf("flakyrun: %q %w in %d runs: check the names", missing, ErrNeverRan, len(res.Runs))
 	}
 	res.Tests = d.evidence()
 	if len(res.Tests) == 0 && len(res.Runs) > 0 {
@@ -486,4 +510,14 @@ func cmpDur(v, def time.Duration) time.Duration {
 		return def
 	}
 	return v
+}
+
+// Test is the evidence of the test with this id, nil when it did not run.
+func (r *Result) Test(id string) *flaky.Evidence {
+	for _, e := range r.Tests {
+		if e.ID == id {
+			return e
+		}
+	}
+	return nil
 }

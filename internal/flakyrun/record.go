@@ -19,9 +19,9 @@ import (
 // outcomes: the selection (or the whole suite) passed or failed as one.
 const SuiteID = "(suite)"
 
-// pkgSuffix marks a Go package's outcome outside its tests (a build
+// PackageSuffix marks a Go package's outcome outside its tests (a build
 // failure, a panic in TestMain, a race after the tests).
-const pkgSuffix = " (package)"
+const PackageSuffix = " (package)"
 
 // record reads one run's log into the evidence.
 func (d *detection) record(out tools.RunOutcome, s testcmd.Stress) (Run, error) {
@@ -138,7 +138,7 @@ func goIDs(outs []goOutcome, known map[string]*tracked) map[[2]string]string {
 		k := [2]string{o.Package, o.Test}
 		switch {
 		case o.Test == "":
-			ids[k] = o.Package + pkgSuffix
+			ids[k] = o.Package + PackageSuffix
 		case len(pkgsOf[o.Test]) > 1 || known[o.Package+"."+o.Test] != nil:
 			ids[k] = o.Package + "." + o.Test
 		default:

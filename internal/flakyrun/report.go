@@ -57,8 +57,8 @@ func (r *Report) Count(v flaky.Verdict) int {
 	return n
 }
 
-// stopText says why the detection stopped, for people.
-func stopText(stop string) string {
+// StopText says why the detection stopped, for people.
+func StopText(stop string) string {
 	switch stop {
 	case StopMaxRuns:
 		return "the run budget (--max-runs) ended it"
@@ -72,7 +72,7 @@ func stopText(stop string) string {
 // a count of the passing ones.
 func (r *Report) Summary() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%d command runs of %q; %s.\n", r.CommandRuns, r.Command, stopText(r.StoppedBy))
+	fmt.Fprintf(&b, "%d command runs of %q; %s.\n", r.CommandRuns, r.Command, StopText(r.StoppedBy))
 	for _, t := range r.Tests {
 		if t.Verdict == flaky.VerdictPassing {
 			continue

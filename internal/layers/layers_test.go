@@ -67,6 +67,7 @@ var table = map[string]layer{
 	"internal/flakyissue": job,
 	"internal/flakyrun":   job,
 	"internal/flakyjob":   job,
+	"internal/flakyfix":   job,
 
 	"internal/failure":   leaf,
 	"internal/patch":     leaf,
@@ -84,6 +85,7 @@ var table = map[string]layer{
 	"internal/exitcode":  job,
 	"internal/flaky":     leaf,
 	"internal/diffcheck": leaf,
+	"internal/cleantree": leaf,
 
 	"ghapi/ghtest":                 fake,
 	"internal/fakellm":             fake,

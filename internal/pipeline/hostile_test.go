@@ -95,8 +95,9 @@ func TestHostileFilterNeverRunsAndGitIsRestored(t *testing.T) {
 			t.Errorf("%s is still there", p)
 		}
 	}
-	// (go test caches a passing run: the last validation may run no test code.)
-	for _, after := range []string{"initial run", "run_test call 1", "validation"} {
+	// The baseline and the validation run on clean checkouts with a .git of
+	// their own: what test code writes there never reaches this one.
+	for _, after := range []string{"initial run", "run_test call 1"} {
 		found := false
 		for _, r := range b.Reverted {
 			if strings.HasPrefix(r.After, after) && r.Path == ".git/config" && r.Restored {
@@ -105,6 +106,11 @@ func TestHostileFilterNeverRunsAndGitIsRestored(t *testing.T) {
 		}
 		if !found {
 			t.Errorf("no restored .git/config recorded after %s: %+v", after, b.Reverted)
+		}
+	}
+	for _, r := range b.Reverted {
+		if r.After == "baseline" || r.After == "validation" {
+			t.Errorf("a clean-checkout run changed the workspace's .git: %+v", r)
 		}
 	}
 	// The model read about it in run_test's result.

@@ -31,6 +31,10 @@ type Job struct {
 	// as nothing to fix; the model makes the change and the harness
 	// validates the full test command as usual.
 	ChangeRequested bool
+	// Flaky: the flaky path drives this job (flakyfix): its own evidence
+	// says the target is flaky, so an intermittent or passing baseline
+	// does not end the run, and its rerun bar judges the fix.
+	Flaky bool
 
 	Limits      agent.Limits
 	TestTimeout time.Duration

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -94,6 +95,9 @@ func TestSecretsPrintedByTestsAreRedactedEverywhere(t *testing.T) {
 	if err := os.WriteFile(dir+"/leak_test.go", []byte(leak), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	// Committed: the harness reproduces and validates on clean checkouts of
+	// the commit, which hold tracked files only.
+	commitAll(t, dir, "leak")
 	searchArgs, _ := json.Marshal(map[string]string{"query": canary})
 	m := &recording{scripted: scripted{outs: []agent.Output{
 		{ToolCalls: []agent.ToolCall{{Name: "run_test", Arguments: json.RawMessage(`{}`)}}},
@@ -451,4 +455,22 @@ func TestTestEnvReachesTheTestCommand(t *testing.T) {
 // link the model SDKs into this test binary).
 func script(m agent.Model) pricing.Selected {
 	return pricing.New(m, "script", "script", nil)
+}
+
+// commitAll commits everything in dir (a repository made by the test).
+func commitAll(t *testing.T, dir, msg string) {
+	t.Helper()
+	gitRun(t, dir, "add", "-A")
+	gitRun(t, dir, "-c", "user.name=t", "-c", "user.email=t@example.invalid", "-c", "commit.gpgsign=false", "commit", "-q", "--no-verify", "-m", msg)
+}
+
+// gitRun runs git in dir with no global or system configuration.
+func gitRun(t *testing.T, dir string, args ...string) {
+	t.Helper()
+	cmd := exec.Command("git", args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("git %v: %v\n%s", args, err, out)
+	}
 }

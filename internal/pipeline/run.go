@@ -70,7 +70,14 @@ func Run(ctx context.Context, job Job, deps Deps) (*Outcome, error) {
 	s.b.FailingTests, s.b.Signature = fc.IDs(), fc.Signature()
 	s.b.Failure = s.redact(fc.Render(failure.DefaultBudget))
 
-	// 2. The loop.
+	// 2. Reproduce: the base commit, on a clean checkout, before the loop.
+	if r.Mode == agent.ModeFix {
+		if out, stop, err := s.reproduce(ctx, baselineTargets(fc, passing)); stop {
+			return out, err
+		}
+	}
+
+	// 3. The loop.
 	s.passing = passing
 	res, err := s.loop(ctx)
 	if err != nil {
@@ -82,7 +89,7 @@ func Run(ctx context.Context, job Job, deps Deps) (*Outcome, error) {
 		return s.finish(bundle.StatusCancelled)
 	}
 
-	// 3. The change.
+	// 4. The change.
 	why, err := s.collect(ctx)
 	if err != nil {
 		return nil, err
@@ -97,9 +104,9 @@ func Run(ctx context.Context, job Job, deps Deps) (*Outcome, error) {
 		return s.finish(bundle.StatusNotFixed)
 	}
 
-	// 4. The harness's own verdict.
+	// 5. The harness's own verdict, on the tree the change publishes.
 	s.b.Warnings = append(s.b.Warnings, testFileWarnings(s.b.Files)...)
-	if err := validate(ctx, s.runTest, s.b, s.cont); err != nil {
+	if err := s.validate(ctx); err != nil {
 		if ctx.Err() != nil {
 			return s.finish(bundle.StatusCancelled)
 		}
@@ -150,6 +157,10 @@ type session struct {
 	b         *bundle.Bundle
 	trace     *os.File
 	events    []agent.Event
+	prove     *prover
+	ignored   map[string]bool // ignored files in the workspace at the start
+	rec       *agent.Recorder
+	sinks     agent.FanOut
 }
 
 // start opens the workspace, snapshots it and guards .git.
@@ -184,8 +195,23 @@ func (r *runner) start(ctx context.Context) (*session, error) {
 		return nil, err
 	}
 	s.cont = &containment{guard: guard, snap: s.snap, readOnly: r.Mode == agent.ModeExplain}
+	s.ignored, _ = ignoredFiles(ctx, ws.Dir()) // best effort: only names what the PR leaves out
 	s.b = &bundle.Bundle{Version: bundle.Version, Mode: r.Mode, Provider: r.Model.Provider, Model: r.Model.Name,
 		Command: r.TestCommand, BaseSHA: headSHA(ctx, ws.Dir()), MiniAgentVersion: r.Version}
+	s.prove = s.prover(testCmd)
+	// The event stream: the loop's events and the harness's own (the
+	// baseline's verdict, the proof).
+	s.rec = &agent.Recorder{}
+	s.sinks = agent.FanOut{s.rec, agent.NewProgressSink(r.Progress), r.Events}
+	if r.TracePath != "" {
+		f, err := os.Create(r.TracePath)
+		if err != nil {
+			s.close()
+			return nil, configErr("trace", ": %v", err)
+		}
+		s.trace = f
+		s.sinks = append(s.sinks, agent.NewJSONLSink(f))
+	}
 	return s, nil
 }
 
@@ -202,16 +228,7 @@ func (s *session) close() {
 // loop runs the agent on the failure and records its run in the bundle.
 func (s *session) loop(ctx context.Context) (*agent.RunResult, error) {
 	r, b := s.r, s.b
-	rec := &agent.Recorder{}
-	sinks := agent.FanOut{rec, agent.NewProgressSink(r.Progress), r.Events}
-	if r.TracePath != "" {
-		f, err := os.Create(r.TracePath)
-		if err != nil {
-			return nil, configErr("trace", ": %v", err)
-		}
-		s.trace = f
-		sinks = append(sinks, agent.NewJSONLSink(f))
-	}
+	rec, sinks := s.rec, s.sinks
 	toolset := []agent.Tool{tools.NewReadFile(s.ws), tools.NewSearch(s.ws), tools.NewApplyPatch(s.ws), s.cont.wrap(s.runTest)}
 	if r.WrapTool != nil {
 		for i, t := range toolset {
@@ -231,7 +248,7 @@ func (s *session) loop(ctx context.Context) (*agent.RunResult, error) {
 		ModelName: r.Model.Name, Cost: r.Model.Cost, Redact: s.redact,
 		System: agent.Instructions(agent.InstructionOptions{Mode: r.Mode, AgentsMD: readAgentsMD(s.ws), Extra: r.Instructions}),
 	}
-	res, err := ag.Run(ctx, goal(r.Job, b.Failure, s.passing))
+	res, err := ag.Run(ctx, goal(r.Job, b.Failure, s.passing)+baselineGoal(b.Baseline))
 	if err != nil {
 		return res, err
 	}
@@ -289,12 +306,16 @@ func (s *session) finish(status bundle.Status) (*Outcome, error) {
 	}
 	b.Status = status
 	b.Isolation = s.runTest.Protections()
+	if b.Isolation == "" {
+		b.Isolation = s.prove.protections // only the harness's clean-checkout runs ran
+	}
 	b.Message = rd(b.Message)
 	b.Report.Summary, b.Report.RootCause = rd(b.Report.Summary), rd(b.Report.RootCause)
 	for i := range b.Report.Assumptions {
 		b.Report.Assumptions[i] = rd(b.Report.Assumptions[i])
 	}
 	b.Run.Detail = rd(b.Run.Detail) // names the calls left pending, with their arguments
+	redactProof(b, rd)
 	b.WhyStopped = report.Why(b)
 	for i := range b.Validation {
 		// Test output: the code under test may print what the scrubbed

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"os"
 	"path"
 	"strings"
 
@@ -76,40 +75,6 @@ func checkFrom(name string, ro tools.RunOutcome) bundle.Check {
 	}
 	return bundle.Check{Name: name, Command: strings.Join(ro.Argv, " "), ExitCode: ro.ExitCode,
 		Duration: ro.Duration.Seconds(), TimedOut: ro.TimedOut, Passed: ro.ExitCode == 0 && !ro.TimedOut, Tail: tail}
-}
-
-// validate is the harness's own verdict: the failing tests narrowed (when
-// the runner supports it), then the whole test command.
-func validate(ctx context.Context, rt *tools.RunTest, b *bundle.Bundle, cont *containment) error {
-	if len(b.FailingTests) > 0 {
-		// Verbose: the output names each test that passed (go test -v).
-		ro, err := rt.Run(ctx, testcmd.Selection{Tests: testcmd.Names(b.FailingTests)}, testcmd.Verbose)
-		cont.after(ctx, "validation (failing tests)")
-		switch {
-		case err != nil && ctx.Err() != nil:
-			return err
-		case err == nil:
-			check := checkFrom("failing tests", ro)
-			if check.Passed {
-				if missing := notPassed(ro); len(missing) > 0 {
-					// Renamed, deleted or skipped: a narrowed go test that
-					// matches nothing still exits 0.
-					check.Passed = false
-					check.Tail = fmt.Sprintf("[mini-agent harness] these failing tests did not run and pass: %s (renamed, deleted or skipped?)\n%s",
-						strings.Join(missing, ", "), check.Tail)
-				}
-			}
-			b.Validation = append(b.Validation, check)
-		}
-		// An error here means the runner cannot narrow: the full run decides.
-	}
-	ro, err := rt.Run(ctx, testcmd.Selection{}, testcmd.Plain)
-	cont.after(ctx, "validation (full test command)")
-	if err != nil {
-		return err
-	}
-	b.Validation = append(b.Validation, checkFrom("full test command", ro))
-	return nil
 }
 
 // collectDiff records the run's diff and the changed files' final contents.
@@ -199,16 +164,4 @@ func firstLine(s string) string {
 		s = s[:200] + "..."
 	}
 	return s
-}
-
-// notPassed asks testcmd which selected tests the run's saved output does
-// not report as passed (nil when the output cannot tell). An unreadable
-// log confirms nothing.
-func notPassed(ro tools.RunOutcome) []string {
-	f, err := os.Open(ro.LogPath)
-	if err != nil {
-		return ro.Invocation.NotPassed(nil)
-	}
-	defer f.Close()
-	return ro.Invocation.NotPassed(f)
 }

@@ -43,6 +43,9 @@ func Check(b *bundle.Bundle, cfg *config.Config) (Size, error) {
 	if !slices.Contains(bundle.Statuses, b.Status) {
 		return Size{}, fmt.Errorf("%w: unknown run status %q", ErrRefused, b.Status)
 	}
+	if b.Status == bundle.StatusFixed && (b.Proof == nil || !b.Proof.Holds || b.TreeSHA == "" || b.TreeSHA != b.Proof.Tree) {
+		return Size{}, fmt.Errorf("%w: a fixed bundle without a holding proof on a clean checkout and its validated tree id (made by an older mini-agent, or edited)", ErrRefused)
+	}
 	if b.Status == bundle.StatusExplained && !b.ReadOnly() {
 		return Size{}, fmt.Errorf("%w: a %q bundle says explained; only a read-only (explain) run explains", ErrRefused, b.Mode)
 	}

@@ -29,10 +29,14 @@ func TestGoldenPublishedTexts(t *testing.T) {
 		{name: "fork-comment", write: route.WriteComment, fork: true},
 		{name: "explain", write: route.WriteNone, edit: func(b *bundle.Bundle) {
 			b.Mode, b.Status, b.Diff, b.Files, b.Validation = "explain", bundle.StatusExplained, "", nil, nil
+			b.Baseline, b.Proof, b.TreeSHA = nil, nil, "" // explain runs reproduce nothing
 		}},
 		{name: "validation-failed", write: route.WritePropose, edit: func(b *bundle.Bundle) {
 			b.Status = bundle.StatusValidationFailed
 			b.Validation[1].Passed, b.Validation[1].ExitCode = false, 1
+			b.Proof.Holds, b.Proof.FullPassed, b.Proof.Failed = false, false, []string{"TestParseLong"}
+			b.Proof.NewFailures = []string{"TestParseLong"}
+			b.Proof.Reasons = []string{"tests that did not fail at the base fail on the published tree: TestParseLong"}
 		}},
 	}
 	for _, c := range cases {

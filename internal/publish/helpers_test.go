@@ -55,6 +55,8 @@ func newFixture(t *testing.T, labels ...string) *fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
+	servers.Store(s, true)
+	t.Cleanup(func() { servers.Delete(s) })
 	return &fixture{s: s, gh: gh, head: head}
 }
 
@@ -125,7 +127,43 @@ func makeBundle(t *testing.T, base string, e edit) *bundle.Bundle {
 	if err := b.CheckDiff(); err != nil {
 		t.Fatal(err)
 	}
+	prove(b)
 	return b
+}
+
+// servers are the live fixtures' fake GitHubs: prove finds the bundle's
+// base commit in one of them (commit ids are content ids, the same in each).
+var servers sync.Map
+
+// prove gives b what the pipeline's clean-checkout validation records: a
+// holding proof and the id of the tree base + files, as the fake GitHub
+// (whose ids are git's) builds it. A base no fixture knows gets a made-up
+// tree id (such a bundle is refused before any commit).
+func prove(b *bundle.Bundle) {
+	var changes []ghtest.TreeChange
+	for _, f := range b.Files {
+		if f.Status == "renamed" {
+			changes = append(changes, ghtest.TreeChange{Path: f.OldPath, Delete: true})
+		}
+		if f.Status == "deleted" {
+			changes = append(changes, ghtest.TreeChange{Path: f.Path, Delete: true})
+			continue
+		}
+		changes = append(changes, ghtest.TreeChange{Path: f.Path, Content: string(f.Content), Mode: f.Mode})
+	}
+	tree := strings.Repeat("0", 40)
+	servers.Range(func(k, _ any) bool {
+		if id, ok := k.(*ghtest.Server).TreeAfter(repo, b.BaseSHA, changes); ok {
+			tree = id
+			return false
+		}
+		return true
+	})
+	b.TreeSHA = tree
+	b.Baseline = &bundle.Baseline{Verdict: bundle.VerdictReproduced, Commit: b.BaseSHA,
+		Phase: bundle.Phase{Targets: []bundle.TestRecord{{ID: "hello.TestParseEmpty", Runs: 3, Failures: 3}}, Failed: []string{"hello.TestParseEmpty"}, FullRan: true, Runs: 3}}
+	b.Proof = &bundle.Proof{Holds: true, Phase: bundle.Phase{Tree: tree, Targets: []bundle.TestRecord{{ID: "hello.TestParseEmpty", Runs: 3}},
+		FullRan: true, FullPassed: true, Runs: 3}}
 }
 
 // diffCache keeps each edit's real diff: git runs once per distinct edit.

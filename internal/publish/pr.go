@@ -71,7 +71,7 @@ func (p *publisher) propose(ctx context.Context, draft bool, why string) (*Resul
 	// whose answer was lost, a concurrent run) is taken over only if its
 	// head is mini-agent's commit for this failure.
 	commit, err := p.gh.CommitFiles(ctx, job.Owner, job.Repo, ghapi.CommitRequest{
-		BaseSHA: b.BaseSHA, Branch: branch, Message: p.commitMessage(draft), Changes: changes(b),
+		BaseSHA: b.BaseSHA, Branch: branch, Message: p.commitMessage(draft), Changes: changes(b), ExpectedTree: b.TreeSHA,
 		CreateBranch: !exists, Force: exists, AdoptMarker: p.trailer(),
 	})
 	if errors.Is(err, ghapi.ErrBranchExists) {
@@ -210,7 +210,7 @@ func (p *publisher) push(ctx context.Context) (*Result, error) {
 		return nil, errors.New("publish: the push policy needs a same-repository pull request")
 	}
 	commit, err := p.gh.CommitFiles(ctx, job.Owner, job.Repo, ghapi.CommitRequest{
-		BaseSHA: b.BaseSHA, Branch: job.Branch, ExpectedHead: b.BaseSHA, Message: p.commitMessage(false), Changes: changes(b),
+		BaseSHA: b.BaseSHA, Branch: job.Branch, ExpectedHead: b.BaseSHA, Message: p.commitMessage(false), Changes: changes(b), ExpectedTree: b.TreeSHA,
 	})
 	if errors.Is(err, ghapi.ErrHeadMoved) {
 		why := fmt.Sprintf("%s moved since the fix was made at %s: not committing over newer work; run `/mini-agent fix` again", job.Branch, short(b.BaseSHA))

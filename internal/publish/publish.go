@@ -35,6 +35,10 @@ const (
 	// StatusAnswered: a person's `/mini-agent help` (or an unknown
 	// command) was answered on the PR; no job ran.
 	StatusAnswered Status = "answered"
+	// StatusNotReproduced: the failing tests passed at the base on a clean
+	// checkout here: no fix can be proven, none is claimed (no branch, no
+	// PR; a comment on the PR thread, if any).
+	StatusNotReproduced Status = "not-reproduced"
 )
 
 // StatusOf is the one mapping from a run's status (the bundle's) to the
@@ -54,6 +58,8 @@ func StatusOf(s bundle.Status, delivered bool) Status {
 		return StatusExplained
 	case bundle.StatusNothingToFix:
 		return StatusSkipped
+	case bundle.StatusNotReproduced:
+		return StatusNotReproduced
 	}
 	return StatusNotFixed
 }
@@ -71,6 +77,9 @@ const (
 	ActionHeadMoved  = "head-moved"
 	ActionTooLarge   = "too-large"
 	ActionNoFixFound = "no-fix"
+	// ActionNotReproduced: the failure did not reproduce; the report was
+	// posted on the PR thread (if any); no branch, no PR.
+	ActionNotReproduced = "not-reproduced"
 )
 
 // CINote is the PR note on CI: GitHub does not start workflows for pushes
@@ -166,7 +175,7 @@ func Publish(ctx context.Context, gh GitHub, req Request) (*Result, error) {
 		err := fmt.Errorf("%w: the bundle was made at commit %s but the failure is at %s", ErrRefused, orNone(b.BaseSHA), job.HeadSHA)
 		return &Result{Status: StatusFailed, Action: ActionRefused, Reason: err.Error()}, err
 	}
-	commits := !errors.Is(err, ErrTooLarge) && len(b.Files) > 0 && (job.Write == route.WritePush && fixed(b) ||
+	commits := !errors.Is(err, ErrTooLarge) && len(b.Files) > 0 && b.Status != bundle.StatusNotReproduced && (job.Write == route.WritePush && fixed(b) ||
 		job.Write == route.WritePropose && (fixed(b) || cfg.OnFailure == config.OnFailureDraft))
 	if writes && commits {
 		if verr := verifyFiles(ctx, gh, job.Owner, job.Repo, b); verr != nil {
@@ -182,6 +191,8 @@ func Publish(ctx context.Context, gh GitHub, req Request) (*Result, error) {
 		res, err = p.explain(ctx)
 	case b.Status == bundle.StatusNothingToFix:
 		res, err = p.note(ctx, StatusOf(b.Status, false), ActionSkipped, fmt.Sprintf("the test command passes at %s: nothing to fix (a flaky test?)", short(b.BaseSHA)))
+	case b.Status == bundle.StatusNotReproduced:
+		res, err = p.notReproduced(ctx)
 	case errors.Is(err, ErrTooLarge):
 		res, err = p.noFix(ctx, ActionTooLarge, err.Error(), false)
 	case !fixed(b):
@@ -196,6 +207,12 @@ func Publish(ctx context.Context, gh GitHub, req Request) (*Result, error) {
 		res, err = p.propose(ctx, false, "")
 	default:
 		return nil, fmt.Errorf("publish: unknown write policy %q", job.Write)
+	}
+	if errors.Is(err, ghapi.ErrTreeMismatch) {
+		// The files would publish another tree than the one validated:
+		// nothing was committed.
+		err = fmt.Errorf("%w: the published tree would not be the validated one: %v", ErrRefused, err)
+		return &Result{Status: StatusFailed, Action: ActionRefused, Reason: err.Error()}, err
 	}
 	if res != nil {
 		res.Size = size
@@ -244,6 +261,23 @@ func (p *publisher) explain(ctx context.Context) (*Result, error) {
 	}
 	return &Result{Status: status, Action: ActionCommented, CommentURL: c.HTMLURL, PRNumber: p.job.PR, PRURL: p.job.PRURL,
 		Reason: "diagnosis posted on #" + fmt.Sprint(p.job.PR)}, nil
+}
+
+// notReproduced posts the report of a failure that did not reproduce on
+// the PR thread (if any): which tests CI saw fail, that they pass here, what
+// this machine is. No branch, no PR: nothing can be proven.
+func (p *publisher) notReproduced(ctx context.Context) (*Result, error) {
+	why := report.Why(p.b)
+	res := &Result{Status: StatusNotReproduced, Action: ActionNotReproduced, Reason: why, PRNumber: p.job.PR, PRURL: p.job.PRURL}
+	if p.job.PR == 0 {
+		return res, nil
+	}
+	c, err := p.tracker.Post(ctx, p.header(false)+report.Body(p.b, report.Options{}))
+	if err != nil {
+		return nil, err
+	}
+	res.CommentURL = c.HTMLURL
+	return res, nil
 }
 
 // note ends without a change: a line on the tracking comment, if any PR.

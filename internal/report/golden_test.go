@@ -60,11 +60,32 @@ func goldenCases() []struct {
 	nothing.Signature = ""
 	nothing.Run = bundle.RunInfo{}
 
+	proven := sample()
+	proven.FailingTests = []string{"TestTotal"}
+	proven.Baseline = &bundle.Baseline{Verdict: bundle.VerdictReproduced, Commit: "0123456789abcdef0123456789abcdef01234567",
+		Phase: bundle.Phase{Targets: []bundle.TestRecord{{ID: "TestTotal", Runs: 3, Failures: 3, Message: "cart_test.go:8: want 1500"}},
+			Failed: []string{"TestNeedsDocker", "TestTotal"}, FullRan: true, Runs: 3},
+		PreExisting: []string{"TestNeedsDocker"}}
+	proven.Proof = &bundle.Proof{Holds: true, Phase: bundle.Phase{Tree: "89abcdef0123456789abcdef0123456789abcdef",
+		Targets: []bundle.TestRecord{{ID: "TestTotal", Runs: 3}}, Failed: []string{"TestNeedsDocker"}, FullRan: true, Runs: 3}}
+	proven.TreeSHA = proven.Proof.Tree
+
+	notReproduced := sample()
+	notReproduced.Status = bundle.StatusNotReproduced
+	notReproduced.FailingTests = []string{"TestTotal"}
+	notReproduced.Report, notReproduced.Files, notReproduced.Steps, notReproduced.Validation = agent.Report{}, nil, nil, nil
+	notReproduced.Diff, notReproduced.Run = "", bundle.RunInfo{}
+	notReproduced.Baseline = &bundle.Baseline{Verdict: bundle.VerdictNotReproduced, Commit: "0123456789abcdef0123456789abcdef01234567",
+		Phase:       bundle.Phase{Targets: []bundle.TestRecord{{ID: "TestTotal", Runs: 3}}, FullRan: true, FullPassed: true, Runs: 3},
+		Environment: []string{"os/arch: linux/amd64", "cpus: 2", "go: go version go1.26.8 linux/amd64", "RUNNER_OS=Linux"}}
+
 	return []struct {
 		name string
 		b    *bundle.Bundle
 		o    Options
 	}{
+		{"proven", proven, Options{}},
+		{"not-reproduced", notReproduced, Options{}},
 		{"fixed", fixed, Options{CINote: "CI will not run on this PR: it was opened with the workflow token."}},
 		{"not-fixed", notFixed, Options{}},
 		{"validation-failed", failed, Options{Headline: "no validated fix", Version: "v9.9.9"}},

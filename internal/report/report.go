@@ -72,6 +72,18 @@ func Body(b *bundle.Bundle, o Options) string {
 	if b.Extra.Policy != "" {
 		fmt.Fprintf(&w, "Write policy: **%s**. %s\n\n", b.Extra.Policy, b.Extra.Reason)
 	}
+	if b.Status == bundle.StatusNotReproduced && b.Run.Steps == 0 {
+		// Nothing ran but the baseline: its proof is the whole report.
+		w.WriteString(Proof(b))
+		for _, x := range b.Warnings {
+			fmt.Fprintf(&w, "- warning: %s\n", x)
+		}
+		w.WriteString(Footer(first(o.Version, b.MiniAgentVersion)))
+		if b.Signature != "" {
+			w.WriteString(Marker(b.Signature) + "\n")
+		}
+		return clampBody(w.String(), b.Signature)
+	}
 	w.WriteString("### Summary\n\n")
 	w.WriteString(orNone(Untrusted(b.Report.Summary), "_The model gave no summary._"))
 	w.WriteString("\n\n### Root cause\n\n")
@@ -107,6 +119,7 @@ func Body(b *bundle.Bundle, o Options) string {
 		}
 		w.WriteString("\n")
 	}
+	w.WriteString(Proof(b))
 	if b.Isolation != "" {
 		fmt.Fprintf(&w, "Test command isolation: %s\n\n", b.Isolation)
 	}
@@ -193,6 +206,8 @@ func headline(b *bundle.Bundle) string {
 		return "nothing to fix (the tests pass)"
 	case bundle.StatusCancelled:
 		return "cancelled"
+	case bundle.StatusNotReproduced:
+		return "failure not reproduced here"
 	}
 	return "not fixed"
 }
@@ -297,6 +312,7 @@ func Text(b *bundle.Bundle) string {
 			fmt.Fprintf(&w, "  %-18s exit %d  %.1fs  %s  (%s)\n", c.Name, c.ExitCode, c.Duration, res, c.Command)
 		}
 	}
+	w.WriteString(proofText(b))
 	for _, x := range b.Warnings {
 		fmt.Fprintf(&w, "warning: %s\n", x)
 	}

@@ -19,6 +19,8 @@ func Why(b *bundle.Bundle) string {
 		return ""
 	case bundle.StatusCancelled:
 		return "cancelled: the run was interrupted " + afterTurns(b) + "; nothing more was run"
+	case bundle.StatusNotReproduced:
+		return notReproducedWhy(b)
 	case bundle.StatusValidationFailed:
 		var failed []string
 		for _, c := range b.Validation {
@@ -32,8 +34,15 @@ func Why(b *bundle.Bundle) string {
 	if b.ReadOnly() {
 		prefix = "no diagnosis"
 	}
+	if bl := b.Baseline; bl != nil && bl.Verdict == bundle.VerdictIntermittent && b.Diff == "" && b.Run.StopReason == "" {
+		return prefix + ": the failure is intermittent at the base (" + intermittentText(bl) + "): a flake for the flaky path (mini-agent flaky --fix), not a one-rerun fix"
+	}
+	if p := b.Proof; p != nil && !p.Holds && len(p.Reasons) > 0 && b.Status != bundle.StatusValidationFailed {
+		return prefix + ": not proven on the published tree: " + p.Reasons[0]
+	}
 	for _, w := range b.Warnings {
-		if strings.Contains(w, "was discarded") || strings.Contains(w, "changed during a read-only run") {
+		if strings.Contains(w, "was discarded") || strings.Contains(w, "changed during a read-only run") ||
+			strings.Contains(w, "could not be reproduced on a clean checkout") {
 			return prefix + ": " + w
 		}
 	}

@@ -161,10 +161,12 @@ func split(name string) (dir, base string) {
 }
 
 func notRegular(name string, mode fs.FileMode) error {
-	return &fs.PathError{Op: "open", Path: name, Err: fmt.Errorf("%w (%s)", ErrNotRegular, typeName(mode))}
+	return &fs.PathError{Op: "open", Path: name, Err: fmt.Errorf("%w (%s)", ErrNotRegular, TypeName(mode))}
 }
 
-func typeName(m fs.FileMode) string {
+// TypeName names a file mode's type for people: "named pipe", "socket",
+// "device", "symbolic link", "directory", "file".
+func TypeName(m fs.FileMode) string {
 	switch {
 	case m&fs.ModeNamedPipe != 0:
 		return "named pipe"
@@ -176,6 +178,8 @@ func typeName(m fs.FileMode) string {
 		return "symbolic link"
 	case m.IsDir():
 		return "directory"
+	case m.IsRegular():
+		return "file"
 	}
 	return m.Type().String()
 }

@@ -4,7 +4,9 @@
 // test), maps a narrowing (test names, packages) and an output form (plain,
 // go test -json, verbose) onto argv, tells from the output whether the
 // selected tests really passed, extracts test names from failure ids and
-// guesses a command from a project's files.
+// guesses a command from a project's files. For the harness's own runs it
+// switches the runner's result caches off (Invocation.Uncached: go test
+// -count=1, pytest -p no:cacheprovider), so a pass is a real run.
 //
 // It is a leaf engine: it runs nothing and imports nothing above it. The
 // run_test tool and the job runner's validation both ask it.

@@ -1,4 +1,10 @@
-package flakyrun
+// Package flakyfix fixes one flaky test and judges the fix against its
+// evidence: the fix job with the evidence pack, the anti-pattern checks on
+// the diff, the statistical rerun bar under the same stressors and seeds,
+// and the whole suite once more under -race -shuffle=on.
+//
+// Job level: uses pipeline, flakyrun, flaky, diffcheck and testcmd.
+package flakyfix
 
 import (
 	"context"
@@ -13,8 +19,10 @@ import (
 
 	"github.com/org/mini-agent/agent"
 	"github.com/org/mini-agent/internal/bundle"
+	"github.com/org/mini-agent/internal/cleantree"
 	"github.com/org/mini-agent/internal/diffcheck"
 	"github.com/org/mini-agent/internal/flaky"
+	"github.com/org/mini-agent/internal/flakyrun"
 	"github.com/org/mini-agent/internal/pipeline"
 	"github.com/org/mini-agent/internal/testcmd"
 )
@@ -23,7 +31,7 @@ import (
 type FixConfig struct {
 	// Detect is the detection's configuration: workspace, command,
 	// budgets (MaxRuns and MaxTime bound the rerun bar) and containment.
-	Detect Config
+	Detect flakyrun.Config
 	// Target is the flaky test's pre-fix evidence.
 	Target *flaky.Evidence
 	// FailureLog is the output of a run in which the target failed: the
@@ -54,13 +62,13 @@ type FixResult struct {
 // run is an error.
 func Fix(ctx context.Context, fc FixConfig) (*FixResult, error) {
 	if fc.FailureLog == "" {
-		return nil, errors.New("flakyrun: fix: no failing run's output was kept")
+		return nil, errors.New("flakyfix: no failing run's output was kept")
 	}
 	if fc.Target == nil || fc.Target.Failures == 0 || fc.Target.Failures == fc.Target.Runs {
-		return nil, errors.New("flakyrun: fix: the target is not a flaky test")
+		return nil, errors.New("flakyfix: the target is not a flaky test")
 	}
-	if strings.HasSuffix(fc.Target.ID, pkgSuffix) {
-		return nil, fmt.Errorf("flakyrun: fix: %s fails outside any test; only a test's flakiness can be proven fixed", fc.Target.ID)
+	if strings.HasSuffix(fc.Target.ID, flakyrun.PackageSuffix) {
+		return nil, fmt.Errorf("flakyfix: %s fails outside any test; only a test's flakiness can be proven fixed", fc.Target.ID)
 	}
 	bar, err := flaky.NewBar(fc.Target.Runs, fc.Target.Failures, flaky.MaxRuns)
 	if err != nil {
@@ -73,7 +81,7 @@ func Fix(ctx context.Context, fc FixConfig) (*FixResult, error) {
 	defer os.RemoveAll(before)
 
 	job := fc.Job
-	job.Mode = agent.ModeFix
+	job.Mode, job.Flaky = agent.ModeFix, true
 	job.Workdir, job.TestCommand, job.FailureLog = fc.Detect.Workdir, fc.Detect.Command.Line(), fc.FailureLog
 	instructions := strings.TrimSpace(Instructions(fc.Target, bar) + "\n\n" + job.Instructions)
 	res := &FixResult{}
@@ -127,8 +135,18 @@ func Fix(ctx context.Context, fc FixConfig) (*FixResult, error) {
 		return judge(flaky.FixFailedBar, fmt.Sprintf("the harness's validation after the fix failed (job status %s)", b.Status), nil), nil
 	}
 
+	// The bar and the -race run are made on the tree the fix publishes (the
+	// base commit plus exactly the bundle's files, on a clean checkout),
+	// not in the workspace: what the PR does not carry cannot help.
+	tree, err := publishedTree(ctx, fc.Detect.Workdir, b)
+	if err != nil {
+		return judge(flaky.FixUnproven, "the published tree could not be checked out: "+err.Error(), nil), nil
+	}
+	defer tree.Close()
+
 	// (a) The rerun bar: the same selection, stressors and seeds.
 	cfg := fc.Detect
+	cfg.Workdir = tree.Dir()
 	// The same selection as the detection: narrowing to the target alone
 	// would hide an order dependence on the tests around it, and a seed
 	// replays an order of that selection only.
@@ -139,7 +157,7 @@ func Fix(ctx context.Context, fc FixConfig) (*FixResult, error) {
 	// (-count=3), and the need is up to twice the detection's evidence, so
 	// the detection's own budget would leave most fixes unproven. The time
 	// budget still bounds it.
-	cfg.MaxRuns = min(max(cmp(cfg.MaxRuns, DefaultMaxRuns), bar.Need), flaky.MaxRuns)
+	cfg.MaxRuns = min(max(cmpOr(cfg.MaxRuns, flakyrun.DefaultMaxRuns), bar.Need), flaky.MaxRuns)
 	cfg.Done = func(tests []*flaky.Evidence) bool {
 		for _, e := range tests {
 			if e.ID == fc.Target.ID {
@@ -149,18 +167,18 @@ func Fix(ctx context.Context, fc FixConfig) (*FixResult, error) {
 		return false
 	}
 	start := time.Now()
-	after, err := Detect(ctx, cfg)
+	after, err := flakyrun.Detect(ctx, cfg)
 	if err != nil {
-		return nil, fmt.Errorf("flakyrun: rerun bar: %w", err)
+		return nil, fmt.Errorf("flakyfix: rerun bar: %w", err)
 	}
 	ev := after.Test(fc.Target.ID)
 	if ev == nil {
-		return nil, fmt.Errorf("flakyrun: rerun bar: %s never ran", fc.Target.ID)
+		return nil, fmt.Errorf("flakyfix: rerun bar: %s never ran", fc.Target.ID)
 	}
 	jr := bar.Judge(ev)
 	if jr.Status == flaky.FixUnproven {
 		jr.Reason = fmt.Sprintf("only %d of the %d clean runs needed were made before %s; the fix is not proven",
-			ev.Runs, bar.Need, strings.TrimSuffix(stopText(after.Stop), " ended it"))
+			ev.Runs, bar.Need, strings.TrimSuffix(flakyrun.StopText(after.Stop), " ended it"))
 	}
 	if jr.Status != flaky.FixProven {
 		res.Report = flaky.NewFixReport(jr, checks(res.Findings))
@@ -170,6 +188,7 @@ func Fix(ctx context.Context, fc FixConfig) (*FixResult, error) {
 	// (b) The whole suite once more under -race -shuffle=on (Go only).
 	if cfg.Command.Runner() == testcmd.Go {
 		whole := fc.Detect
+		whole.Workdir = tree.Dir()
 		// One run that reports tests: a second only when -race proved
 		// unavailable and the first told nothing.
 		whole.Tests, whole.MaxRuns, whole.KeepFailureLog = nil, 2, false
@@ -178,9 +197,9 @@ func Fix(ctx context.Context, fc FixConfig) (*FixResult, error) {
 		if fc.Detect.MaxTime > 0 {
 			whole.MaxTime = max(fc.Detect.MaxTime-time.Since(start), time.Minute)
 		}
-		sr, err := Detect(ctx, whole)
+		sr, err := flakyrun.Detect(ctx, whole)
 		if err != nil {
-			return nil, fmt.Errorf("flakyrun: -race -shuffle=on run: %w", err)
+			return nil, fmt.Errorf("flakyfix: -race -shuffle=on run: %w", err)
 		}
 		for _, e := range sr.Tests {
 			if e.Failures > 0 {
@@ -275,16 +294,6 @@ func barStress(c *testcmd.Command, seeds []string) []testcmd.Stress {
 	return out
 }
 
-// Test is the evidence of the test with this id, nil when it did not run.
-func (r *Result) Test(id string) *flaky.Evidence {
-	for _, e := range r.Tests {
-		if e.ID == id {
-			return e
-		}
-	}
-	return nil
-}
-
 func checks(fs []diffcheck.Finding) []flaky.Check {
 	out := []flaky.Check{}
 	for _, f := range fs {
@@ -358,7 +367,36 @@ func snapshotTree(dir string) (string, map[string]bool, error) {
 	})
 	if err != nil {
 		os.RemoveAll(dst)
-		return "", nil, fmt.Errorf("flakyrun: snapshot the workspace before the fix: %w", err)
+		return "", nil, fmt.Errorf("flakyfix: snapshot the workspace before the fix: %w", err)
 	}
 	return dst, skipped, nil
+}
+
+func cmpOr(v, def int) int {
+	if v == 0 {
+		return def
+	}
+	return v
+}
+
+// publishedTree checks out the base commit of b with b's files applied,
+// the tree publishing commits, and checks that it is the tree the
+// harness's validation recorded.
+func publishedTree(ctx context.Context, workdir string, b *bundle.Bundle) (*cleantree.Tree, error) {
+	t, err := cleantree.Checkout(ctx, workdir, b.BaseSHA)
+	if err != nil {
+		return nil, err
+	}
+	changes := pipeline.TreeChanges(b.Files)
+	if err := t.Apply(changes); err != nil {
+		t.Close()
+		return nil, err
+	}
+	if b.TreeSHA != "" {
+		if id, err := t.Hash(ctx, changes); err != nil || id != b.TreeSHA {
+			t.Close()
+			return nil, fmt.Errorf("the published tree is %s, the validated one %s (%v)", id, b.TreeSHA, err)
+		}
+	}
+	return t, nil
 }

@@ -1,0 +1,3 @@
+module example.com/wholesuite
+
+go 1.24

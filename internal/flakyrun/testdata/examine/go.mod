@@ -1,0 +1,3 @@
+module example.com/examine
+
+go 1.24

@@ -1,0 +1,334 @@
+package pipeline
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/org/mini-agent/internal/bundle"
+	"github.com/org/mini-agent/internal/cleantree"
+	"github.com/org/mini-agent/internal/flakyrun"
+	"github.com/org/mini-agent/internal/proc"
+	"github.com/org/mini-agent/internal/testcmd"
+)
+
+// goModTimeout bounds the harness's own go mod download / verify.
+const goModTimeout = 10 * time.Minute
+
+// prover runs the baseline and the proof, each on its own clean checkout:
+// the tracked files of the base commit (plus, for the proof, exactly the
+// change the bundle carries), never the live workspace, whose ignored and
+// untracked files, go.work and test caches are not what a PR publishes.
+type prover struct {
+	repo   string // the workspace (its objects are borrowed read-only)
+	commit string // the base commit
+	cmd    *testcmd.Command
+	env    []string // the harness's environment (trusted)
+	cfg    flakyrun.Config
+	r      *runner
+	// protections names what contained the latest clean-checkout run.
+	protections string
+}
+
+func (s *session) prover(cmd *testcmd.Command) *prover {
+	r := s.r
+	env := r.Environ
+	if env == nil {
+		env = os.Environ()
+	}
+	return &prover{repo: s.ws.Dir(), commit: s.b.BaseSHA, cmd: cmd, env: env, r: r, cfg: flakyrun.Config{
+		MaxTime: 24 * time.Hour, RunTimeout: r.TestTimeout, EnvAllow: r.TestEnv, SecretNames: r.SecretNames,
+		WritableDirs: r.TestWritable, NoSandbox: r.NoSandbox,
+	}}
+}
+
+// checkout makes a clean tree of the base commit with changes applied.
+func (p *prover) checkout(ctx context.Context, changes []cleantree.Change) (*cleantree.Tree, error) {
+	if p.commit == "" {
+		return nil, errors.New("the workspace has no commit: the harness needs a base commit to reproduce and validate on a clean checkout")
+	}
+	t, err := cleantree.Checkout(ctx, p.repo, p.commit)
+	if err != nil {
+		return nil, fmt.Errorf("clean checkout of %s: %w", short(p.commit), err)
+	}
+	if len(changes) > 0 {
+		if err := t.Apply(changes); err != nil {
+			t.Close()
+			return nil, fmt.Errorf("clean checkout: apply the change: %w", err)
+		}
+	}
+	return t, nil
+}
+
+// phaser is the phase runner for tree t: Go's workspace file is off unless
+// the commit tracks it; the module cache is read-only to test code once
+// the harness downloaded what the module needs.
+func (p *prover) phaser(t *cleantree.Tree, readOnlyModules bool) *phaser {
+	cfg := p.cfg
+	cfg.Env = append(slices.Clone(p.env), p.goEnv(t)...)
+	cfg.ReadOnlyModules = readOnlyModules
+	return &phaser{cmd: p.cmd, base: cfg, progress: p.r.Progress, ran: func(prot string) { p.protections = prot }}
+}
+
+// goEnv is what the runs on a clean tree add to the environment: GOWORK
+// off unless the commit tracks a go.work at its root (an ignored go.work
+// can replace any dependency); GOFLAGS and the rest of GO* come from the
+// harness's own environment, which is trusted.
+func (p *prover) goEnv(t *cleantree.Tree) []string {
+	if p.cmd.Runner() != testcmd.Go {
+		return nil
+	}
+	if t.Tracked("go.work") {
+		return nil
+	}
+	return []string{"GOWORK=off"}
+}
+
+// goMod runs `go mod VERB` in the tree as the harness (no sandbox: it
+// downloads, or hashes the module cache; it runs no code of the module).
+// Trees without a go.mod at the root, and vendored modules, need nothing.
+func (p *prover) goMod(ctx context.Context, t *cleantree.Tree, verb string) (string, error) {
+	if p.cmd.Runner() != testcmd.Go {
+		return "", nil
+	}
+	if _, err := os.Lstat(filepath.Join(t.Dir(), "go.mod")); err != nil {
+		return "", nil
+	}
+	if fi, err := os.Lstat(filepath.Join(t.Dir(), "vendor")); err == nil && fi.IsDir() {
+		return "", nil
+	}
+	goBin, err := exec.LookPath("go")
+	if err != nil {
+		return "", fmt.Errorf("go mod %s: %w", verb, err)
+	}
+	env := append(proc.AllowEnv(p.env, p.r.TestEnv, p.r.SecretNames), p.goEnv(t)...)
+	res, err := proc.Run(ctx, proc.Spec{Dir: t.Dir(), Argv: []string{goBin, "mod", verb}, Env: env,
+		Timeout: goModTimeout, MergeStderr: true})
+	out := strings.TrimSpace(string(res.Stdout.Bytes()))
+	switch {
+	case err != nil:
+		return out, fmt.Errorf("go mod %s: %w", verb, err)
+	case res.TimedOut:
+		return out, fmt.Errorf("go mod %s: timed out after %s", verb, goModTimeout)
+	case res.ExitCode != 0:
+		return out, fmt.Errorf("go mod %s: exit %d: %s", verb, res.ExitCode, bounded(out, 1000))
+	}
+	return out, nil
+}
+
+// baseline reproduces the targets at the base commit and judges what it saw.
+func (p *prover) baseline(ctx context.Context, targets []string) (*bundle.Baseline, error) {
+	t, err := p.checkout(ctx, nil)
+	if err != nil {
+		return nil, err
+	}
+	defer t.Close()
+	fmt.Fprintf(p.r.Progress, "reproducing at %s on a clean checkout: %s\n", short(t.Commit()), targetList(targets))
+	var notes []string
+	readOnly := true
+	if _, err := p.goMod(ctx, t, "download"); err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		readOnly = false
+		notes = append(notes, "the module's dependencies could not be downloaded before the runs ("+oneLine(err.Error())+"): the module cache stays writable")
+	}
+	ph, err := p.phaser(t, readOnly).run(ctx, t.Dir(), targets, BaselineRuns)
+	if err != nil {
+		return nil, err
+	}
+	bl := &bundle.Baseline{Commit: t.Commit(), Phase: ph.Phase, Environment: p.environment()}
+	bl.Tree = t.BaseTree()
+	bl.Notes = append(notes, bl.Notes...)
+	for _, f := range ph.Failed {
+		if !slices.ContainsFunc(targets, func(id string) bool { return sameTest(f, id) || id == FullCommandID }) {
+			bl.PreExisting = append(bl.PreExisting, f)
+		}
+	}
+	bl.Verdict = verdictOf(bl.Targets)
+	return bl, nil
+}
+
+// verdictOf judges the targets' baseline records: reproduced when each
+// target that failed failed on every run and at least one did; not
+// reproduced when none failed; intermittent otherwise.
+func verdictOf(targets []bundle.TestRecord) bundle.Verdict {
+	if len(targets) == 0 {
+		return bundle.VerdictNoTargets
+	}
+	failed, always := 0, true
+	for _, t := range targets {
+		if t.Failures > 0 {
+			failed++
+			always = always && t.Failures == t.Runs
+		}
+	}
+	switch {
+	case failed == 0:
+		return bundle.VerdictNotReproduced
+	case always:
+		return bundle.VerdictReproduced
+	}
+	return bundle.VerdictIntermittent
+}
+
+// proofTargets are the baseline targets a fix must turn from failing to
+// passing: those that failed at the base.
+func proofTargets(bl *bundle.Baseline) []string {
+	var out []string
+	for _, t := range bl.Targets {
+		if t.Failures > 0 {
+			out = append(out, t.ID)
+		}
+	}
+	return out
+}
+
+// prove builds the tree the change would publish on a clean checkout and
+// runs there the targets, then the full command, caches off; it judges
+// the result against the baseline.
+func (p *prover) prove(ctx context.Context, bl *bundle.Baseline, changes []cleantree.Change) (*bundle.Proof, *phaseResult, error) {
+	t, err := p.checkout(ctx, changes)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer t.Close()
+	tree, err := t.Hash(ctx, changes)
+	if err != nil {
+		return nil, nil, fmt.Errorf("the validated tree's id: %w", err)
+	}
+	fmt.Fprintf(p.r.Progress, "validating the published tree %s on a clean checkout\n", short(tree))
+	proof := &bundle.Proof{}
+	readOnly := true
+	if _, err := p.goMod(ctx, t, "download"); err != nil {
+		if ctx.Err() != nil {
+			return nil, nil, ctx.Err()
+		}
+		readOnly = false
+		proof.Notes = append(proof.Notes, "the module's dependencies could not be downloaded before the runs ("+oneLine(err.Error())+")")
+	}
+	if out, err := p.goMod(ctx, t, "verify"); err != nil {
+		if ctx.Err() != nil {
+			return nil, nil, ctx.Err()
+		}
+		proof.Tree = tree
+		proof.Reasons = append(proof.Reasons, "the module cache does not verify before the runs: "+oneLine(err.Error()+" "+out))
+		return proof, nil, nil
+	}
+	targets := proofTargets(bl)
+	// As many narrowed runs as the baseline made, and the full command.
+	runs := BaselineRuns
+	ph, err := p.phaser(t, readOnly).run(ctx, t.Dir(), targets, runs)
+	if err != nil {
+		return nil, nil, err
+	}
+	proof.Phase = ph.Phase
+	proof.Tree = tree
+	proof.Notes = append(proof.Notes, ph.Notes...)
+	if _, err := p.goMod(ctx, t, "verify"); err != nil && ctx.Err() == nil {
+		// Test code rewrote a dependency during the runs.
+		proof.Reasons = append(proof.Reasons, "the module cache does not verify after the runs (test code changed a dependency): "+oneLine(err.Error()))
+	}
+	judge(proof, bl, ph)
+	return proof, ph, nil
+}
+
+// judge decides the proof: every target that failed at the base passes in
+// every run after; the full command passes, or fails only by tests that
+// failed at the base too.
+func judge(proof *bundle.Proof, bl *bundle.Baseline, after *phaseResult) {
+	for _, id := range proofTargets(bl) {
+		a, _ := after.Target(id)
+		switch {
+		case a.Runs == 0:
+			proof.Reasons = append(proof.Reasons, id+" did not run on the published tree (renamed, deleted or skipped?)")
+		case a.Failures > 0:
+			proof.Reasons = append(proof.Reasons, fmt.Sprintf("%s still fails on the published tree (%d of %d runs)", id, a.Failures, a.Runs))
+		}
+	}
+	switch {
+	case !after.FullRan:
+		proof.Reasons = append(proof.Reasons, "the full test command did not run to an outcome")
+	case after.FullPassed:
+	case !after.failedKnown:
+		proof.Reasons = append(proof.Reasons, fmt.Sprintf("the full test command failed (exit %d) and its output does not name the failing tests: new failures cannot be told from pre-existing ones", after.lastFull))
+	case len(after.Failed) == 0:
+		proof.Reasons = append(proof.Reasons, fmt.Sprintf("the full test command failed (exit %d) without a failing test", after.lastFull))
+	default:
+		for _, f := range after.Failed {
+			if slices.ContainsFunc(bl.Failed, func(b string) bool { return b == f || sameTest(f, b) }) {
+				continue
+			}
+			if slices.ContainsFunc(proofTargets(bl), func(id string) bool { return sameTest(f, id) }) {
+				continue // reported as a target above
+			}
+			proof.NewFailures = append(proof.NewFailures, f)
+		}
+		if len(proof.NewFailures) > 0 {
+			proof.Reasons = append(proof.Reasons, "tests that did not fail at the base fail on the published tree: "+strings.Join(proof.NewFailures, ", "))
+		}
+		for _, f := range after.Failed {
+			if slices.ContainsFunc(proofTargets(bl), func(id string) bool { return sameTest(f, id) }) {
+				if a, _ := after.Target(f); a.Failures == 0 {
+					proof.Reasons = append(proof.Reasons, f+" fails in the full test command on the published tree")
+				}
+			}
+		}
+	}
+	proof.Holds = len(proof.Reasons) == 0
+}
+
+// environment is what the harness can see of this machine, for a failure
+// that does not reproduce here.
+func (p *prover) environment() []string {
+	out := []string{"os/arch: " + runtime.GOOS + "/" + runtime.GOARCH, fmt.Sprintf("cpus: %d", runtime.NumCPU())}
+	if p.cmd.Runner() == testcmd.Go {
+		if goBin, err := exec.LookPath("go"); err == nil {
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			res, err := proc.Run(ctx, proc.Spec{Argv: []string{goBin, "version"}, Env: proc.AllowEnv(p.env, nil, p.r.SecretNames), MergeStderr: true})
+			if err == nil && res.ExitCode == 0 {
+				out = append(out, "go: "+strings.TrimSpace(string(res.Stdout.Bytes())))
+			}
+		}
+	}
+	for _, name := range []string{"RUNNER_OS", "RUNNER_ARCH", "ImageOS", "ImageVersion", "RUNNER_ENVIRONMENT"} {
+		if v := lastEnvValue(p.env, name); v != "" {
+			out = append(out, name+"="+bounded(v, 80))
+		}
+	}
+	return out
+}
+
+func lastEnvValue(env []string, name string) string {
+	for i := len(env) - 1; i >= 0; i-- {
+		if v, ok := strings.CutPrefix(env[i], name+"="); ok {
+			return v
+		}
+	}
+	return ""
+}
+
+func targetList(ids []string) string {
+	if len(ids) == 0 {
+		return "the full test command"
+	}
+	if len(ids) > 8 {
+		return strings.Join(ids[:8], ", ") + fmt.Sprintf(" and %d more", len(ids)-8)
+	}
+	return strings.Join(ids, ", ")
+}
+
+func short(sha string) string {
+	if len(sha) > 12 {
+		return sha[:12]
+	}
+	return sha
+}
