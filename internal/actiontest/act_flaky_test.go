@@ -38,11 +38,16 @@ func newFlakyActFixture(t *testing.T, policy string) *actFixture {
 	if err := os.WriteFile(filepath.Join(f.ws, ".github", "workflows", "flaky.yml"), wf, 0o644); err != nil {
 		t.Fatal(err)
 	}
+	// The policy is on main, read through the API; main's commit is the
+	// checkout's, so the file is in both (the fix's published tree must be
+	// the tree the harness validated on the checkout).
+	if err := os.WriteFile(filepath.Join(f.ws, ".github", "mini-agent.yml"), []byte(policy), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	var files map[string]string
 	f.local, files = flakytest.Commit(t, f.ws)
 	// act derives GITHUB_REPOSITORY from origin.
 	git(t, f.ws, "remote", "add", "origin", "https://github.com/"+fixtureRepo+".git")
-	files[".github/mini-agent.yml"] = policy // on main, read through the API
 	f.gh = ghtest.NewServer(t, fakeToken)
 	f.head = f.gh.AddRepo(fixtureRepo, "main", files)
 	f.proxy = shaproxy.New(t, f.gh.URL)

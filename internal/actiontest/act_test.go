@@ -89,9 +89,10 @@ func actionReleases(t *testing.T) *releaseHost {
 
 // fixtureWorkspace is the failing repository as the runner checks it out:
 // the demo example (a real bug, a failing test) and the workflow under test
-// (testdata/workflows/NAME), committed, with origin naming acme/shop. It
+// (testdata/workflows/NAME) and the policy file (when not empty),
+// committed, with origin naming acme/shop. It
 // returns the workspace and its tracked files.
-func fixtureWorkspace(t *testing.T, workflowName string) (string, map[string]string) {
+func fixtureWorkspace(t *testing.T, workflowName, policy string) (string, map[string]string) {
 	t.Helper()
 	ws := t.TempDir()
 	if err := demo.Materialize(context.Background(), ws); err != nil {
@@ -106,6 +107,14 @@ func fixtureWorkspace(t *testing.T, workflowName string) (string, map[string]str
 	}
 	if err := os.WriteFile(filepath.Join(ws, ".github", "workflows", workflowName), wf, 0o644); err != nil {
 		t.Fatal(err)
+	}
+	if policy != "" {
+		// The policy is on main, which the action reads through the API;
+		// main's commit is the checkout's, so the file is in both (the
+		// published tree of a fix must be the one validated here).
+		if err := os.WriteFile(filepath.Join(ws, ".github", "mini-agent.yml"), []byte(policy), 0o644); err != nil {
+			t.Fatal(err)
+		}
 	}
 	git(t, ws, "add", "-A")
 	git(t, ws, "commit", "-q", "-m", "the workflow")
@@ -142,11 +151,8 @@ func newActFixture(t *testing.T, workflowName, policy string) *actFixture {
 	t.Helper()
 	f := &actFixture{act: requireAct(t), workflow: workflowName, rel: actionReleases(t), actionDir: actionUnderTest(t)}
 	var files map[string]string
-	f.ws, files = fixtureWorkspace(t, workflowName)
+	f.ws, files = fixtureWorkspace(t, workflowName, policy)
 	f.gh = ghtest.NewServer(t, fakeToken)
-	if policy != "" {
-		files[".github/mini-agent.yml"] = policy
-	}
 	f.head = f.gh.AddRepo(fixtureRepo, "main", files)
 	f.local = git(t, f.ws, "rev-parse", "HEAD")
 	f.proxy = shaproxy.New(t, f.gh.URL)
@@ -342,8 +348,9 @@ func checkPRBody(t *testing.T, body, runLink string) {
 	for _, want := range []string{
 		"Prices are in cents",     // the model's assumption, verbatim
 		"apply_patch", "run_test", // the step trace
-		"<details",              // ... in a collapsible block
-		"`go test ./...`",       // the validation the harness ran
+		"<details",                       // ... in a collapsible block
+		"`go test -count=1 -json ./...`", // the validation the harness ran, caches off
+		"### Proof (run by the harness on clean checkouts)", "**reproduced**", "Validated tree: `", // the before/after proof
 		runLink,                 // the failing run
 		"mini-agent:signature=", // the hidden marker
 	} {

@@ -79,7 +79,9 @@ func TestRealGitChildEnvironHasNoSecret(t *testing.T) {
 		t.Fatal(err)
 	}
 	var environ []byte
-	for i := 0; i < 100 && len(environ) == 0; i++ { // until git has exec'd
+	// Until git has exec'd (it then waits on stdin): a generous bound, not
+	// a timing claim; a loaded machine can take seconds to start it.
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline) && len(environ) == 0; {
 		data, err := os.ReadFile("/proc/" + strconv.Itoa(cmd.Process.Pid) + "/environ")
 		if err == nil && bytes.Contains(data, []byte("GIT_CONFIG_NOSYSTEM")) {
 			environ = data
