@@ -5,7 +5,6 @@ package gitexec
 import (
 	"bytes"
 	"context"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -66,15 +65,25 @@ func TestEnvIsAllowListed(t *testing.T) {
 // A real git child's /proc/PID/environ (what a process left behind by test
 // code can read) holds none of the harness's secrets.
 func TestRealGitChildEnvironHasNoSecret(t *testing.T) {
-	secretsSet(t)
 	dir := t.TempDir()
+	// Before secretsSet: its GIT_DIR would send this plain git's init
+	// elsewhere, and git cat-file below would then exit at once (not a
+	// repository) before its environ could be read.
 	plainGit(t, dir, "init", "-q")
-	pr, pw := io.Pipe()
+	secretsSet(t)
+	// A real pipe: git blocks reading it until it is closed below.
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pr.Close()
+	var stderr bytes.Buffer
 	cmd, cancel, err := Command(context.Background(), Options{Dir: dir, Stdin: pr}, "cat-file", "--batch-check")
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer cancel()
+	cmd.Stderr = &stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -91,7 +100,7 @@ func TestRealGitChildEnvironHasNoSecret(t *testing.T) {
 	pw.Close()
 	cmd.Wait()
 	if len(environ) == 0 {
-		t.Fatal("could not read the git child's environ")
+		t.Fatalf("could not read the git child's environ (git: %s %q)", cmd.ProcessState, stderr.String())
 	}
 	if bytes.Contains(environ, []byte(canaryToken)) || bytes.Contains(environ, []byte("GIT_DIR=")) {
 		t.Fatalf("git child's environ leaks: %q", environ)
