@@ -154,6 +154,7 @@ type session struct {
 	cont      *containment
 	protected *protect.Set
 	redact    redact.Func
+	known     redact.Func // the known secret values only: what a change is judged by
 	b         *bundle.Bundle
 	trace     *os.File
 	events    []agent.Event
@@ -198,6 +199,7 @@ func (r *runner) start(ctx context.Context) (*session, error) {
 	s.ignored, _ = ignoredFiles(ctx, ws.Dir()) // best effort: only names what the PR leaves out
 	s.b = &bundle.Bundle{Version: bundle.Version, Mode: r.Mode, Provider: r.Model.Provider, Model: r.Model.Name,
 		Command: r.TestCommand, BaseSHA: headSHA(ctx, ws.Dir()), MiniAgentVersion: r.Version}
+	s.redactCheckoutCredentials(ctx) // before any test runs
 	s.prove = s.prover(testCmd)
 	// The event stream: the loop's events and the harness's own (the
 	// baseline's verdict, the proof).
@@ -277,7 +279,7 @@ func (s *session) collect(ctx context.Context) (discard string, err error) {
 		// Too large, or the diff is not what the files hold.
 		return "the change was discarded: " + err.Error(), nil
 	}
-	if changeHoldsSecret(b, s.redact) {
+	if s.changeLeaksSecret(b) {
 		// Only an exfiltration attempt puts a secret into the change.
 		return "the change contained a secret value and was discarded", nil
 	}
