@@ -13,6 +13,7 @@ import (
 
 	"github.com/org/mini-agent/agent"
 	"github.com/org/mini-agent/internal/bundle"
+	"github.com/org/mini-agent/internal/safefile"
 )
 
 // maxReportBytes bounds a report file read by Merge.
@@ -139,13 +140,13 @@ func (r *Report) OK() bool {
 	return true
 }
 
-// WriteJSON writes the report as indented JSON.
+// WriteJSON writes the report as indented JSON, never through a link.
 func (r *Report) WriteJSON(path string) error {
 	data, err := json.MarshalIndent(r, "", "  ")
 	if err != nil {
 		return fmt.Errorf("eval: report: %w", err)
 	}
-	if err := os.WriteFile(path, append(data, '\n'), 0o644); err != nil {
+	if err := safefile.WriteFile(path, append(data, '\n'), 0o644); err != nil {
 		return fmt.Errorf("eval: report: %w", err)
 	}
 	return nil

@@ -16,6 +16,7 @@ import (
 
 	"github.com/org/mini-agent/agent"
 	"github.com/org/mini-agent/internal/proc"
+	"github.com/org/mini-agent/internal/safefile"
 	"github.com/org/mini-agent/internal/sandbox"
 	"github.com/org/mini-agent/internal/testcmd"
 )
@@ -432,7 +433,9 @@ func appendTail(path string, c proc.Capture, dropped int64) int64 {
 	if len(tail) == 0 {
 		return 0
 	}
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
+	// Never through a link: test code can reach the runs dir (it is in
+	// the temp dir) and may have swapped the log for one during the run.
+	f, err := safefile.Append(path)
 	if err != nil {
 		return 0
 	}

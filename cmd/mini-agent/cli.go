@@ -274,13 +274,16 @@ func execute(ctx context.Context, c *command, job pipeline.Job, choice provider.
 		if exitcode.IsUsage(err) {
 			return c.usageError(stderr, describe(err))
 		}
-		fmt.Fprintf(stderr, "mini-agent %s: %v\n", c.name, err)
 		if out == nil {
+			fmt.Fprintf(stderr, "mini-agent %s: %v\n", c.name, err)
 			return exitcode.For(ctx, err)
 		}
+		// The job ran; an output it was asked for could not be written
+		// (the error names the path and why).
+		fmt.Fprintf(stderr, "mini-agent %s: not every output was written:\n%v\n", c.name, err)
 	}
 	fmt.Fprint(stdout, report.Text(out.Bundle))
-	return exitcode.ForStatus(out.Bundle.Status)
+	return exitcode.ForRun(out.Bundle.Status, err)
 }
 
 // describe is a usage error in the CLI's words: its flags.

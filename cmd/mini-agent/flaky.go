@@ -21,6 +21,7 @@ import (
 	"github.com/org/mini-agent/internal/flakyrun"
 	"github.com/org/mini-agent/internal/pipeline"
 	"github.com/org/mini-agent/internal/proc"
+	"github.com/org/mini-agent/internal/safefile"
 	"github.com/org/mini-agent/internal/testcmd"
 )
 
@@ -118,8 +119,8 @@ func (f *flakyFlags) check() error {
 		if fi, err := os.Stat(filepath.Dir(f.jsonPath)); err != nil || !fi.IsDir() {
 			return fmt.Errorf("--json %s: its directory does not exist", f.jsonPath)
 		}
-		if fi, err := os.Stat(f.jsonPath); err == nil && fi.IsDir() {
-			return fmt.Errorf("--json %s is a directory", f.jsonPath)
+		if err := safefile.CheckTarget(f.jsonPath); err != nil {
+			return fmt.Errorf("--json %v", err) // a link, a directory: never written through
 		}
 	}
 	return nil
@@ -262,11 +263,12 @@ func fixTarget(tests []*flaky.Evidence, requested func(id string) bool) *flaky.E
 	return best
 }
 
-// writeJSON writes v, indented, to path.
+// writeJSON writes v, indented, to path, never through a link (the report
+// may be asked for in the workspace, where test code can plant one).
 func writeJSON(path string, v any) error {
 	data, err := json.MarshalIndent(v, "", "  ")
 	if err != nil {
 		return err
 	}
-	return os.WriteFile(path, append(data, '\n'), 0o644)
+	return safefile.WriteFile(path, append(data, '\n'), 0o644)
 }

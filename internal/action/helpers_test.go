@@ -36,15 +36,23 @@ type scene struct {
 	testLog string // real `go test` output of the failing checkout
 }
 
-func newScene(t *testing.T, policy string) *scene {
+func newScene(t *testing.T, policy string) *scene { return newSceneWith(t, policy, nil) }
+
+// newSceneWith is newScene with more files committed (name → content).
+func newSceneWith(t *testing.T, policy string, extra map[string]string) *scene {
 	t.Helper()
 	ctx := t.Context()
 	sc := &scene{ws: t.TempDir(), tmp: t.TempDir()}
 	if err := demo.Materialize(ctx, sc.ws); err != nil {
 		t.Fatal(err)
 	}
-	if policy != "" {
-		writeFile(t, filepath.Join(sc.ws, ".github", "mini-agent.yml"), policy)
+	for name, content := range extra {
+		writeFile(t, filepath.Join(sc.ws, name), content)
+	}
+	if policy != "" || len(extra) > 0 {
+		if policy != "" {
+			writeFile(t, filepath.Join(sc.ws, ".github", "mini-agent.yml"), policy)
+		}
 		git(t, sc.ws, "add", "-A")
 		git(t, sc.ws, "-c", "user.name=t", "-c", "user.email=t@example.invalid", "commit", "-q", "-m", "policy")
 	}

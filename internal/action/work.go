@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -22,6 +21,7 @@ import (
 	"github.com/org/mini-agent/internal/proc"
 	"github.com/org/mini-agent/internal/publish"
 	"github.com/org/mini-agent/internal/route"
+	"github.com/org/mini-agent/internal/safefile"
 	"github.com/org/mini-agent/internal/testcmd"
 )
 
@@ -89,7 +89,7 @@ func (c *console) work(ctx context.Context, p *prepared) Result {
 	case err != nil && out == nil:
 		return c.fail(ctx, p, err)
 	case err != nil:
-		c.gha.Warningf("writing the bundle or summary: %v", err)
+		c.gha.Warningf("an output could not be written: %v", err)
 	}
 	b := out.Bundle
 	publish.Annotate(b, job)
@@ -97,6 +97,14 @@ func (c *console) work(ctx context.Context, p *prepared) Result {
 		c.gha.Warningf("%v", err)
 	}
 	files := map[string]string{"bundle": pl.job.BundlePath, "trace": pl.job.TracePath}
+	for k, p := range files {
+		// Not the file the output promises (a link planted in its place):
+		// a later step must not upload or read what it points at.
+		if err := safefile.CheckTarget(p); err != nil {
+			c.gha.Warningf("output %s left empty: %v", k, err)
+			files[k] = ""
+		}
+	}
 	if b.Status == bundle.StatusCancelled {
 		r := c.fail(ctx, p, errCancelled)
 		r.Outputs = files
@@ -300,7 +308,9 @@ func (c *console) fetchJobLog(ctx context.Context, p *prepared, j ghapi.Job, pat
 		return 0, err
 	}
 	defer rc.Close()
-	f, err := os.Create(path)
+	// In mini-agent's own directory under RUNNER_TEMP, but never through a
+	// link all the same.
+	f, err := safefile.Create(path, 0o600)
 	if err != nil {
 		return 0, fmt.Errorf("failure log: %w", err)
 	}

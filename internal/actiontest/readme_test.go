@@ -189,3 +189,34 @@ func TestReadmeStatesLicenceAndPrerequisites(t *testing.T) {
 		t.Errorf("the README does not name this repository's CI workflow %q", ci.Name)
 	}
 }
+
+// bundleFlag is a `--bundle PATH` in a step's command.
+var bundleFlag = regexp.MustCompile(`--bundle\s+("[^"]*"|\S+)`)
+
+// TestReadmeTwoJobRecipeKeepsTheBundleOutOfTheWorkspace: the job that runs
+// the tests writes its bundle to RUNNER_TEMP and uploads it from there,
+// never in the workspace the test code writes in (where it could plant a
+// link at the path).
+func TestReadmeTwoJobRecipeKeepsTheBundleOutOfTheWorkspace(t *testing.T) {
+	t.Parallel()
+	saw := 0
+	for name, w := range readmeWorkflows(t) {
+		for job, j := range w.Jobs {
+			for i, s := range j.Steps {
+				for _, m := range bundleFlag.FindAllStringSubmatch(s.Run, -1) {
+					saw++
+					if !strings.HasPrefix(strings.Trim(m[1], `"`), "$RUNNER_TEMP/") {
+						t.Errorf("%s: job %s step %d writes the bundle to %s, not under $RUNNER_TEMP", name, job, i+1, m[1])
+					}
+				}
+				if strings.HasPrefix(s.Uses, "actions/upload-artifact@") && strings.Contains(s.With["name"], "mini-agent") &&
+					!strings.HasPrefix(s.With["path"], "${{ runner.temp }}/") {
+					t.Errorf("%s: job %s step %d uploads %q, not from runner.temp", name, job, i+1, s.With["path"])
+				}
+			}
+		}
+	}
+	if saw == 0 {
+		t.Error("no README workflow writes a bundle: is the two-job recipe still there?")
+	}
+}

@@ -3,7 +3,7 @@
 // assumptions, validation, usage). It serialises to one JSON file so a
 // read-only job can produce it and a job holding a write token can publish it.
 //
-// Job level: the job runner writes it, the publisher reads it; it imports only the loop's types.
+// Job level: the job runner writes it, the publisher reads it; it imports only the loop's types (and safefile, to write it).
 package bundle
 
 import (
@@ -16,6 +16,7 @@ import (
 
 	"github.com/bluekeyes/go-gitdiff/gitdiff"
 	"github.com/org/mini-agent/agent"
+	"github.com/org/mini-agent/internal/safefile"
 )
 
 // Version is the bundle format version.
@@ -253,13 +254,15 @@ func (b *Bundle) CheckDiff() error {
 	return nil
 }
 
-// Write saves the bundle as indented JSON.
+// Write saves the bundle as indented JSON, never through a link: a
+// symlink or anything but a regular file at path is refused (see
+// safefile.WriteFile), and the file is replaced whole.
 func (b *Bundle) Write(path string) error {
 	data, err := json.MarshalIndent(b, "", "  ")
 	if err != nil {
 		return fmt.Errorf("write bundle: %w", err)
 	}
-	if err := os.WriteFile(path, append(data, '\n'), 0o644); err != nil {
+	if err := safefile.WriteFile(path, append(data, '\n'), 0o644); err != nil {
 		return fmt.Errorf("write bundle: %w", err)
 	}
 	return nil

@@ -78,6 +78,18 @@ func forErr(ctx context.Context, err error, other int) int {
 	return other
 }
 
+// ForRun is the code of a local job that ended with the bundle status and
+// outputs, the error writing the files it was asked for (the bundle, the
+// summary, the trace: a link planted at one is refused): a job that ended
+// well but could not deliver an output is NotFixed, never OK.
+func ForRun(status bundle.Status, outputs error) int {
+	code := ForStatus(status)
+	if outputs != nil && code == OK {
+		return NotFixed
+	}
+	return code
+}
+
 // ForStatus is the code of a job that ended with the bundle status.
 func ForStatus(status bundle.Status) int {
 	switch status {

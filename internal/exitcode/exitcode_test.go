@@ -70,6 +70,30 @@ func TestForStatus(t *testing.T) {
 	}
 }
 
+// An output that could not be written turns a success into NotFixed and
+// leaves every other code alone.
+func TestForRun(t *testing.T) {
+	t.Parallel()
+	refused := errors.New("write bundle: bundle.json is a symbolic link: mini-agent does not write through links")
+	for _, c := range []struct {
+		status  bundle.Status
+		outputs error
+		want    int
+	}{
+		{bundle.StatusFixed, nil, OK},
+		{bundle.StatusFixed, refused, NotFixed},
+		{bundle.StatusExplained, refused, NotFixed},
+		{bundle.StatusNothingToFix, refused, NotFixed},
+		{bundle.StatusValidationFailed, refused, ValidationFailed},
+		{bundle.StatusCancelled, refused, Cancelled},
+		{bundle.StatusNotFixed, refused, NotFixed},
+	} {
+		if got := ForRun(c.status, c.outputs); got != c.want {
+			t.Errorf("ForRun(%q, %v) = %d, want %d", c.status, c.outputs, got, c.want)
+		}
+	}
+}
+
 func TestForPublished(t *testing.T) {
 	t.Parallel()
 	for _, c := range []struct {

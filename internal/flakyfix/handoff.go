@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"strings"
 
 	"github.com/org/mini-agent/internal/bundle"
@@ -119,7 +118,7 @@ func noted(job pipeline.Job, out *pipeline.Outcome, why string) (*pipeline.Outco
 }
 
 // rewrite renders the outcome's summary again and writes the bundle and
-// summary files the job names.
+// summary files the job names, never through a link (as the pipeline does).
 func rewrite(job pipeline.Job, out *pipeline.Outcome) (*pipeline.Outcome, error) {
 	b := out.Bundle
 	b.WhyStopped = report.Why(b)
@@ -129,7 +128,7 @@ func rewrite(job pipeline.Job, out *pipeline.Outcome) (*pipeline.Outcome, error)
 		errs = append(errs, b.Write(job.BundlePath))
 	}
 	if job.SummaryPath != "" {
-		errs = append(errs, os.WriteFile(job.SummaryPath, []byte(out.Summary), 0o644))
+		errs = append(errs, pipeline.WriteSummary(job.SummaryPath, out.Summary))
 	}
 	return out, errors.Join(errs...)
 }

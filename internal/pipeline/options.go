@@ -10,6 +10,7 @@ import (
 	"github.com/org/mini-agent/agent"
 	"github.com/org/mini-agent/agent/provider/pricing"
 	"github.com/org/mini-agent/internal/protect"
+	"github.com/org/mini-agent/internal/safefile"
 	"github.com/org/mini-agent/internal/testcmd"
 )
 
@@ -156,8 +157,10 @@ func (o *Job) Check() error {
 		if fi, err := os.Stat(filepath.Dir(out.path)); err != nil || !fi.IsDir() {
 			return configErr(out.field, " %s: its directory does not exist", out.path)
 		}
-		if fi, err := os.Stat(out.path); err == nil && fi.IsDir() {
-			return configErr(out.field, " %s is a directory", out.path)
+		// Never written through a link: one already there is refused now
+		// (one planted during the run, when written).
+		if err := safefile.CheckTarget(out.path); err != nil {
+			return configErr(out.field, " %v", err)
 		}
 	}
 	return nil

@@ -314,5 +314,5 @@ func redactProof(b *bundle.Bundle, rd func(string) string) {
 // emit sends one of the harness's own events to the stream (trace,
 // progress, the caller's sink).
 func (s *session) emit(typ string, data map[string]any) {
-	s.sinks.Emit(agent.Event{Type: agent.EventType(typ), Time: time.Now(), Data: data})
+	s.sinks.Emit(agent.Event{Type: agent.EventType(typ), Time: time.Now(), Data: redactEvent(data, s.redact)})
 }

@@ -13,7 +13,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 
 	"github.com/org/mini-agent/agent"
@@ -154,8 +153,9 @@ type session struct {
 	cont      *containment
 	protected *protect.Set
 	redact    redact.Func
+	known     redact.Func // the known secret values only: what a change is judged by
 	b         *bundle.Bundle
-	trace     *os.File
+	trace     *safefile.File
 	events    []agent.Event
 	prove     *prover
 	ignored   map[string]bool // ignored files in the workspace at the start
@@ -198,13 +198,17 @@ func (r *runner) start(ctx context.Context) (*session, error) {
 	s.ignored, _ = ignoredFiles(ctx, ws.Dir()) // best effort: only names what the PR leaves out
 	s.b = &bundle.Bundle{Version: bundle.Version, Mode: r.Mode, Provider: r.Model.Provider, Model: r.Model.Name,
 		Command: r.TestCommand, BaseSHA: headSHA(ctx, ws.Dir()), MiniAgentVersion: r.Version}
+	s.redactCheckoutCredentials(ctx) // before any test runs
 	s.prove = s.prover(testCmd)
 	// The event stream: the loop's events and the harness's own (the
 	// baseline's verdict, the proof).
 	s.rec = &agent.Recorder{}
 	s.sinks = agent.FanOut{s.rec, agent.NewProgressSink(r.Progress), r.Events}
 	if r.TracePath != "" {
-		f, err := os.Create(r.TracePath)
+		// Opened before any test code runs, never through a link (one
+		// planted by an earlier step is refused); a swap during the run
+		// cannot redirect a write, and closing it says so.
+		f, err := safefile.Create(r.TracePath, 0o644)
 		if err != nil {
 			s.close()
 			return nil, configErr("trace", ": %v", err)
@@ -216,13 +220,25 @@ func (r *runner) start(ctx context.Context) (*session, error) {
 }
 
 func (s *session) close() {
-	if s.trace != nil {
-		s.trace.Close()
-	}
+	s.closeTrace()
 	if s.snap != nil {
 		s.snap.Close()
 	}
 	s.ws.Close()
+}
+
+// closeTrace closes the trace once: the error says why it is not at its
+// path (test code replaced it during the run).
+func (s *session) closeTrace() error {
+	if s.trace == nil {
+		return nil
+	}
+	err := s.trace.Close()
+	s.trace = nil
+	if err != nil {
+		return fmt.Errorf("trace: %w", err)
+	}
+	return nil
 }
 
 // loop runs the agent on the failure and records its run in the bundle.
@@ -277,7 +293,7 @@ func (s *session) collect(ctx context.Context) (discard string, err error) {
 		// Too large, or the diff is not what the files hold.
 		return "the change was discarded: " + err.Error(), nil
 	}
-	if changeHoldsSecret(b, s.redact) {
+	if s.changeLeaksSecret(b) {
 		// Only an exfiltration attempt puts a secret into the change.
 		return "the change contained a secret value and was discarded", nil
 	}
@@ -323,14 +339,25 @@ func (s *session) finish(status bundle.Status) (*Outcome, error) {
 		b.Validation[i].Tail = rd(b.Validation[i].Tail)
 	}
 	out := &Outcome{Bundle: b, Events: s.events, Summary: rd(report.Body(b, report.Options{Version: s.r.Version}))}
-	var errs []error
+	// The outputs, never through a link test code planted at their paths:
+	// a refusal (it names the path and what is there) is Run's error, with
+	// the Outcome.
+	errs := []error{s.closeTrace()}
 	if p := s.r.BundlePath; p != "" {
 		errs = append(errs, b.Write(p))
 	}
 	if p := s.r.SummaryPath; p != "" {
-		errs = append(errs, os.WriteFile(p, []byte(out.Summary), 0o644))
+		errs = append(errs, WriteSummary(p, out.Summary))
 	}
 	return out, errors.Join(errs...)
+}
+
+// WriteSummary writes the PR-body markdown to path, never through a link.
+func WriteSummary(path, summary string) error {
+	if err := safefile.WriteFile(path, []byte(summary), 0o644); err != nil {
+		return fmt.Errorf("write summary: %w", err)
+	}
+	return nil
 }
 
 // goal is the user message: the job and the failure, as data.

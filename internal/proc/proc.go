@@ -22,6 +22,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/org/mini-agent/internal/safefile"
 	"github.com/org/mini-agent/internal/sandbox"
 )
 
@@ -127,7 +128,9 @@ func Run(ctx context.Context, s Spec) (Result, error) {
 
 	var log *logWriter
 	if s.LogPath != "" {
-		f, err := os.OpenFile(s.LogPath, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+		// Never through a link: the log's directory may be one test code
+		// can write to (the runs dir sits in the temp dir).
+		f, err := safefile.Create(s.LogPath, 0o600)
 		if err != nil {
 			return Result{}, fmt.Errorf("run %s: log: %w", s.Argv[0], err)
 		}
@@ -360,7 +363,7 @@ func closeStreams(streams []*stream) {
 // the copy (a failing sink would stop draining the pipe and block the child).
 type logWriter struct {
 	mu      sync.Mutex
-	f       *os.File
+	f       io.WriteCloser
 	limit   int64
 	n       int64
 	dropped int64

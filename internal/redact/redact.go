@@ -1,10 +1,13 @@
 // Package redact owns secret redaction: which values are secrets (the
 // environment's secret-named variables, as internal/proc scrubs them from
-// the test command) and the replacer that masks them, whole, in part and
+// the test command, and the credentials a git config persists, which
+// FromGitConfig reads), the token formats masked whatever their value
+// (Patterns), and the replacer that masks them, whole, in part and
 // base64-encoded, in everything the model, the trace, the bundle and the
-// PR see. It is a leaf engine: it imports nothing above internal/proc.
+// PR see.
 //
-// Leaf engine: imports nothing above it.
+// Leaf engine: imports nothing above it (internal/proc, internal/gitexec,
+// internal/safefile).
 package redact
 
 import (
@@ -26,10 +29,19 @@ func FromEnv(environ, extraNames []string) Func {
 	return New(proc.SecretValues(environ, extraNames))
 }
 
-// New replaces every secret value with ***, also base64-encoded:
-// actions/checkout keeps the token in .git/config as
-// base64("x-access-token:TOKEN"), which test code can print.
+// New replaces every secret value with ***, also base64-encoded
+// (actions/checkout keeps the token in .git/config as
+// base64("x-access-token:TOKEN"), which test code can print), then masks
+// the token formats Patterns knows, whatever their value.
 func New(secrets []string) Func {
+	values := Values(secrets)
+	return func(s string) string { return Patterns(values(s)) }
+}
+
+// Values is New without the patterns: it masks the given values only. It
+// is what judges a change (a diff may hold a token-like test fixture of
+// the repository's own; only a value mini-agent knows is a leak for sure).
+func Values(secrets []string) Func {
 	if len(secrets) == 0 {
 		return func(s string) string { return s }
 	}
@@ -62,7 +74,9 @@ func New(secrets []string) Func {
 	return strings.NewReplacer(pairs...).Replace
 }
 
-// Holds reports whether s contains a secret r masks.
+// Holds reports whether s contains a secret r masks: for a Func from New,
+// a known value or a token of a known format; for one from Values, a
+// known value only.
 func (r Func) Holds(s string) bool { return r(s) != s }
 
 // tokenLike reports whether a secret looks like a generated token (long,

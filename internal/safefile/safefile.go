@@ -1,7 +1,8 @@
 // Package safefile opens workspace files the way the harness must: never
 // blocking (a FIFO or a device swapped in by code under test cannot stall
 // the open), never following a symlink at the last component, and checked
-// to be a regular file on the open descriptor before a byte is read.
+// to be a regular file on the open descriptor before a byte is read. And it
+// writes mini-agent's outputs (WriteFile, Create) never through a link.
 //
 // Leaf engine: imports nothing above it.
 package safefile
