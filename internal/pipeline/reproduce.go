@@ -309,6 +309,9 @@ func redactProof(b *bundle.Bundle, rd func(string) string) {
 	for i := range b.Warnings {
 		b.Warnings[i] = rd(b.Warnings[i])
 	}
+	for i := range b.FailingTests {
+		b.FailingTests[i] = rd(b.FailingTests[i]) // a hostile subtest may be named after a secret
+	}
 }
 
 // emit sends one of the harness's own events to the stream (trace,
