@@ -196,7 +196,7 @@ func runFlaky(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		rep.Notes = append(rep.Notes, wholeSuiteNote(ex, f.tests, f.fix))
 	}
 	var fixStatus flaky.FixStatus
-	if target := fixTarget(res.Tests, ex.Requested); f.fix && target != nil {
+	if target := flakyrun.FixTarget(res.Tests, ex.Requested); f.fix && target != nil {
 		fmt.Fprintf(stderr, "mini-agent flaky: fixing %s (%d of %d runs failed)\n", target.ID, target.Failures, target.Runs)
 		// ex.Config is the selection the evidence came from: the rerun bar
 		// reruns the whole suite when the test failed only among it.
@@ -213,7 +213,7 @@ func runFlaky(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		}
 		fixStatus = rep.Fix.Status
 	} else if f.fix {
-		if other := fixTarget(res.Tests, nil); other != nil {
+		if other := flakyrun.FixTarget(res.Tests, nil); other != nil {
 			rep.Notes = append(rep.Notes, fmt.Sprintf("--fix: none of the tests named in --tests is flaky; %s is, but it was not named: reported, not fixed", other.ID))
 		} else {
 			rep.Notes = append(rep.Notes, "--fix: no flaky test to fix")
@@ -243,24 +243,6 @@ func wholeSuiteNote(ex *flakyrun.Examined, names string, fix bool) string {
 		note += ", and the rerun bar of the fix runs the whole suite"
 	}
 	return note
-}
-
-// fixTarget is the flaky test --fix works on, among the tests requested
-// says (all when nil): the highest failure rate, then the most runs, then
-// the first by ID; nil when none is flaky.
-func fixTarget(tests []*flaky.Evidence, requested func(id string) bool) *flaky.Evidence {
-	var best *flaky.Evidence
-	for _, e := range tests {
-		if v, err := e.Verdict(); err != nil || v != flaky.VerdictFlaky || strings.HasSuffix(e.ID, flakyrun.PackageSuffix) ||
-			(requested != nil && !requested(e.ID)) {
-			continue
-		}
-		if best == nil || e.Failures*best.Runs > best.Failures*e.Runs ||
-			(e.Failures*best.Runs == best.Failures*e.Runs && e.Runs > best.Runs) {
-			best = e
-		}
-	}
-	return best
 }
 
 // writeJSON writes v, indented, to path, never through a link (the report

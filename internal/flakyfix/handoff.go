@@ -53,7 +53,7 @@ func Handoff(ctx context.Context, job pipeline.Job, deps pipeline.Deps, out *pip
 		return noted(job, out, "the flaky path could not examine the failing tests: "+err.Error())
 	}
 	defer ex.Result.RemoveLogs()
-	target := flakyTarget(ex)
+	target := flakyrun.FixTarget(ex.Result.Tests, ex.Requested)
 	if target == nil {
 		return noted(job, out, "the flaky path found none of "+strings.Join(names, ", ")+" flaky under stress ("+summary(ex)+"): not fixed")
 	}
@@ -79,22 +79,6 @@ func Handoff(ctx context.Context, job pipeline.Job, deps pipeline.Deps, out *pip
 		}
 	}
 	return rewrite(job, res)
-}
-
-// flakyTarget is the flaky test among the requested ones with the highest
-// failure rate (nil when none is flaky).
-func flakyTarget(ex *flakyrun.Examined) *flaky.Evidence {
-	var best *flaky.Evidence
-	for _, e := range ex.Result.Tests {
-		v, err := e.Verdict()
-		if err != nil || v != flaky.VerdictFlaky || !ex.Requested(e.ID) || strings.HasSuffix(e.ID, flakyrun.PackageSuffix) {
-			continue
-		}
-		if best == nil || e.Failures*best.Runs > best.Failures*e.Runs {
-			best = e
-		}
-	}
-	return best
 }
 
 func summary(ex *flakyrun.Examined) string {

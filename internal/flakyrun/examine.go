@@ -137,3 +137,22 @@ func Examine(ctx context.Context, cfg Config, probeRuns int) (*Examined, error) 
 	x.WholeSuite = x.failed(wres, false)
 	return x, nil
 }
+
+// FixTarget is the flaky test a fix works on, among the tests requested
+// accepts (nil: any): the highest failure rate, then the most runs, then
+// the first by ID; nil when none is flaky. A package's outcome outside its
+// tests is never one.
+func FixTarget(tests []*flaky.Evidence, requested func(id string) bool) *flaky.Evidence {
+	var best *flaky.Evidence
+	for _, e := range tests {
+		if v, err := e.Verdict(); err != nil || v != flaky.VerdictFlaky || strings.HasSuffix(e.ID, PackageSuffix) ||
+			(requested != nil && !requested(e.ID)) {
+			continue
+		}
+		if best == nil || e.Failures*best.Runs > best.Failures*e.Runs ||
+			(e.Failures*best.Runs == best.Failures*e.Runs && e.Runs > best.Runs) {
+			best = e
+		}
+	}
+	return best
+}

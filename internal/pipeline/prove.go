@@ -33,20 +33,40 @@ type prover struct {
 	env    []string // the harness's environment (trusted)
 	cfg    flakyrun.Config
 	r      *runner
+	// goBin is the go binary the harness's own go commands run, resolved
+	// at start-up, before any test code could plant another on PATH (""
+	// when the runner is not Go or go is not found).
+	goBin string
 	// protections names what contained the latest clean-checkout run.
 	protections string
 }
 
+// prover is called from start, before the first test run.
 func (s *session) prover(cmd *testcmd.Command) *prover {
 	r := s.r
-	env := r.Environ
-	if env == nil {
-		env = os.Environ()
-	}
-	return &prover{repo: s.ws.Dir(), commit: s.b.BaseSHA, cmd: cmd, env: env, r: r, cfg: flakyrun.Config{
+	p := &prover{repo: s.ws.Dir(), commit: s.b.BaseSHA, cmd: cmd, env: r.Environ, r: r, cfg: flakyrun.Config{
 		MaxTime: 24 * time.Hour, RunTimeout: r.TestTimeout, EnvAllow: r.TestEnv, SecretNames: r.SecretNames,
 		WritableDirs: r.TestWritable, NoSandbox: r.NoSandbox,
 	}}
+	if cmd.Runner() == testcmd.Go {
+		p.goBin = resolve("go")
+	}
+	return p
+}
+
+// resolve is the absolute, link-free path of program on PATH, or "".
+func resolve(program string) string {
+	path, err := exec.LookPath(program)
+	if err == nil {
+		path, err = filepath.Abs(path)
+	}
+	if err == nil {
+		path, err = filepath.EvalSymlinks(path)
+	}
+	if err != nil {
+		return ""
+	}
+	return path
 }
 
 // checkout makes a clean tree of the base commit with changes applied.
@@ -104,21 +124,27 @@ func (p *prover) goMod(ctx context.Context, t *cleantree.Tree, verb string) (str
 	if fi, err := os.Lstat(filepath.Join(t.Dir(), "vendor")); err == nil && fi.IsDir() {
 		return "", nil
 	}
-	goBin, err := exec.LookPath("go")
-	if err != nil {
-		return "", fmt.Errorf("go mod %s: %w", verb, err)
-	}
 	env := append(proc.AllowEnv(p.env, p.r.TestEnv, p.r.SecretNames), p.goEnv(t)...)
-	res, err := proc.Run(ctx, proc.Spec{Dir: t.Dir(), Argv: []string{goBin, "mod", verb}, Env: env,
-		Timeout: goModTimeout, MergeStderr: true})
+	return p.runGo(ctx, t.Dir(), env, goModTimeout, "mod", verb)
+}
+
+// runGo runs the harness's own go command (no sandbox) and returns its
+// output; a failure, a timeout or a missing go is an error.
+func (p *prover) runGo(ctx context.Context, dir string, env []string, timeout time.Duration, args ...string) (string, error) {
+	name := "go " + strings.Join(args, " ")
+	if p.goBin == "" {
+		return "", fmt.Errorf("%s: go is not on PATH", name)
+	}
+	res, err := proc.Run(ctx, proc.Spec{Dir: dir, Argv: append([]string{p.goBin}, args...), Env: env,
+		Timeout: timeout, MergeStderr: true})
 	out := strings.TrimSpace(string(res.Stdout.Bytes()))
 	switch {
 	case err != nil:
-		return out, fmt.Errorf("go mod %s: %w", verb, err)
+		return out, fmt.Errorf("%s: %w", name, err)
 	case res.TimedOut:
-		return out, fmt.Errorf("go mod %s: timed out after %s", verb, goModTimeout)
+		return out, fmt.Errorf("%s: timed out after %s", name, timeout)
 	case res.ExitCode != 0:
-		return out, fmt.Errorf("go mod %s: exit %d: %s", verb, res.ExitCode, bounded(out, 1000))
+		return out, fmt.Errorf("%s: exit %d: %s", name, res.ExitCode, bounded(out, 1000))
 	}
 	return out, nil
 }
@@ -144,7 +170,7 @@ func (p *prover) baseline(ctx context.Context, targets []string) (*bundle.Baseli
 	if err != nil {
 		return nil, err
 	}
-	bl := &bundle.Baseline{Commit: t.Commit(), Phase: ph.Phase, Environment: p.environment()}
+	bl := &bundle.Baseline{Commit: t.Commit(), Phase: ph.Phase, Environment: p.environment(ctx)}
 	bl.Tree = t.BaseTree()
 	bl.Notes = append(notes, bl.Notes...)
 	for _, f := range ph.Failed {
@@ -267,19 +293,12 @@ func judge(proof *bundle.Proof, bl *bundle.Baseline, after *phaseResult) {
 				continue
 			}
 			if slices.ContainsFunc(proofTargets(bl), func(id string) bool { return sameTest(f, id) }) {
-				continue // reported as a target above
+				continue // a target's full-run failure is in its record: reported above
 			}
 			proof.NewFailures = append(proof.NewFailures, f)
 		}
 		if len(proof.NewFailures) > 0 {
 			proof.Reasons = append(proof.Reasons, "tests that did not fail at the base fail on the published tree: "+strings.Join(proof.NewFailures, ", "))
-		}
-		for _, f := range after.Failed {
-			if slices.ContainsFunc(proofTargets(bl), func(id string) bool { return sameTest(f, id) }) {
-				if a, _ := after.Target(f); a.Failures == 0 {
-					proof.Reasons = append(proof.Reasons, f+" fails in the full test command on the published tree")
-				}
-			}
 		}
 	}
 	proof.Holds = len(proof.Reasons) == 0
@@ -287,16 +306,11 @@ func judge(proof *bundle.Proof, bl *bundle.Baseline, after *phaseResult) {
 
 // environment is what the harness can see of this machine, for a failure
 // that does not reproduce here.
-func (p *prover) environment() []string {
+func (p *prover) environment(ctx context.Context) []string {
 	out := []string{"os/arch: " + runtime.GOOS + "/" + runtime.GOARCH, fmt.Sprintf("cpus: %d", runtime.NumCPU())}
-	if p.cmd.Runner() == testcmd.Go {
-		if goBin, err := exec.LookPath("go"); err == nil {
-			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-			defer cancel()
-			res, err := proc.Run(ctx, proc.Spec{Argv: []string{goBin, "version"}, Env: proc.AllowEnv(p.env, nil, p.r.SecretNames), MergeStderr: true})
-			if err == nil && res.ExitCode == 0 {
-				out = append(out, "go: "+strings.TrimSpace(string(res.Stdout.Bytes())))
-			}
+	if p.goBin != "" {
+		if v, err := p.runGo(ctx, "", proc.AllowEnv(p.env, nil, p.r.SecretNames), 30*time.Second, "version"); err == nil {
+			out = append(out, "go: "+v)
 		}
 	}
 	for _, name := range []string{"RUNNER_OS", "RUNNER_ARCH", "ImageOS", "ImageVersion", "RUNNER_ENVIRONMENT"} {

@@ -15,6 +15,7 @@ import (
 	"github.com/org/mini-agent/internal/failure"
 	"github.com/org/mini-agent/internal/gitexec"
 	"github.com/org/mini-agent/internal/proc"
+	"github.com/org/mini-agent/internal/report"
 	"github.com/org/mini-agent/internal/testcmd"
 	"github.com/org/mini-agent/tools"
 )
@@ -66,7 +67,7 @@ func (s *session) reproduce(ctx context.Context, targets []string) (out *Outcome
 	}
 	s.b.Baseline = bl
 	s.emit(EventBaseline, map[string]any{"verdict": string(bl.Verdict), "commit": bl.Commit, "runs": bl.Runs,
-		"targets": recordsText(bl.Targets), "pre_existing": strings.Join(bl.PreExisting, ", ")})
+		"targets": report.RecordsText(bl.Targets), "pre_existing": strings.Join(bl.PreExisting, ", ")})
 	switch bl.Verdict {
 	case bundle.VerdictNotReproduced:
 		if s.r.Flaky || s.r.ChangeRequested {
@@ -85,7 +86,7 @@ func (s *session) reproduce(ctx context.Context, targets []string) (out *Outcome
 		// evidence and rerun bar do (mini-agent flaky --fix).
 		s.b.Warnings = append(s.b.Warnings, fmt.Sprintf("the failure is intermittent at the base (%s): a flaky test is fixed through the flaky path "+
 			"(mini-agent flaky --fix --tests %s), whose rerun bar proves the fix; a single passing rerun would prove nothing",
-			recordsText(bl.Targets), strings.Join(testcmd.Names(withoutFullCommand(targets)), ",")))
+			report.RecordsText(bl.Targets), strings.Join(testcmd.Names(withoutFullCommand(targets)), ",")))
 		out, err = s.finish(bundle.StatusNotFixed)
 		return out, true, err
 	}
@@ -167,7 +168,7 @@ func checksOf(bl *bundle.Baseline, proof *bundle.Proof, ph *phaseResult) []bundl
 		full.Tail = "[mini-agent harness] clean checkout, caches off: " + strings.Join(proof.Reasons, "; ")
 	}
 	full.Tail = tailOf(ph.fullTail) + full.Tail
-	if !proof.Holds && full.Passed && len(out) > 0 && out[0].Passed {
+	if !proof.Holds && full.Passed && (len(out) == 0 || out[0].Passed) {
 		// A reason beyond the tests (the module cache changed).
 		full.Passed = false
 	}
@@ -188,15 +189,6 @@ func lastOr(list []string, def string) string {
 	return list[len(list)-1]
 }
 
-// recordsText is "TestA failed 1 of 3 runs, TestB ...".
-func recordsText(recs []bundle.TestRecord) string {
-	var parts []string
-	for _, r := range recs {
-		parts = append(parts, fmt.Sprintf("%s failed %d of %d runs", r.ID, r.Failures, r.Runs))
-	}
-	return strings.Join(parts, ", ")
-}
-
 // baselineGoal tells the model what the harness saw at the base.
 func baselineGoal(bl *bundle.Baseline) string {
 	if bl == nil || bl.Verdict == bundle.VerdictNoTargets {
@@ -204,7 +196,7 @@ func baselineGoal(bl *bundle.Baseline) string {
 	}
 	var w strings.Builder
 	fmt.Fprintf(&w, "\nThe harness ran the tests at the base commit on a clean checkout before you started (verdict: %s): %s.\n",
-		bl.Verdict, recordsText(bl.Targets))
+		bl.Verdict, report.RecordsText(bl.Targets))
 	if len(bl.PreExisting) > 0 {
 		fmt.Fprintf(&w, "These tests already failed at the base and are not your task (they must not get worse): %s.\n", strings.Join(bl.PreExisting, ", "))
 	}

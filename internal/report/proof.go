@@ -121,10 +121,10 @@ func short(sha string) string {
 	return sha
 }
 
-// intermittentText is "TestX failed 1 of 3 runs".
-func intermittentText(bl *bundle.Baseline) string {
+// RecordsText is "TestA failed 1 of 3 runs, TestB failed 0 of 3 runs".
+func RecordsText(recs []bundle.TestRecord) string {
 	var parts []string
-	for _, t := range bl.Targets {
+	for _, t := range recs {
 		parts = append(parts, fmt.Sprintf("%s failed %d of %d runs", t.ID, t.Failures, t.Runs))
 	}
 	return strings.Join(parts, ", ")

@@ -35,7 +35,7 @@ func Why(b *bundle.Bundle) string {
 		prefix = "no diagnosis"
 	}
 	if bl := b.Baseline; bl != nil && bl.Verdict == bundle.VerdictIntermittent && b.Diff == "" && b.Run.StopReason == "" {
-		return prefix + ": the failure is intermittent at the base (" + intermittentText(bl) + "): a flake for the flaky path (mini-agent flaky --fix), not a one-rerun fix"
+		return prefix + ": the failure is intermittent at the base (" + RecordsText(bl.Targets) + "): a flake for the flaky path (mini-agent flaky --fix), not a one-rerun fix"
 	}
 	if p := b.Proof; p != nil && !p.Holds && len(p.Reasons) > 0 && b.Status != bundle.StatusValidationFailed {
 		return prefix + ": not proven on the published tree: " + p.Reasons[0]
