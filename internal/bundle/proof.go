@@ -78,6 +78,10 @@ type Baseline struct {
 	// Environment is what the harness can see of this machine (tool
 	// versions, OS), for a failure that does not reproduce here.
 	Environment []string `json:"environment,omitempty"`
+	// CIEnvironment is what the failing CI log says of its machine (runner,
+	// OS, image, Go versions, the names of the variables its steps set),
+	// to compare with Environment.
+	CIEnvironment []string `json:"ci_environment,omitempty"`
 }
 
 // Proof is the published tree's phase and the harness's judgement of it.

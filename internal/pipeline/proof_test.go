@@ -127,6 +127,11 @@ func TestFailureThatDoesNotReproduceIsNotFixedByAnEdit(t *testing.T) {
 	if !strings.Contains(b.WhyStopped, "TestAdd passed 3 of 3 runs") || len(bl.Environment) == 0 {
 		t.Fatalf("why %q, environment %v", b.WhyStopped, bl.Environment)
 	}
+	// What differs: CI's machine as its log tells it.
+	want := []string{"runner: 2.330.0", "os: Ubuntu 24.04.3 LTS", "image: ubuntu-24.04 20261124.1.0", "env set by its steps: CALC_MODE"}
+	if !slices.Equal(bl.CIEnvironment, want) {
+		t.Fatalf("CI's machine %q, want %q", bl.CIEnvironment, want)
+	}
 }
 
 // A test that fails on its first run only (here: the harness's own first

@@ -76,6 +76,12 @@ func (s *session) reproduce(ctx context.Context, targets []string) (out *Outcome
 			// proof is that nothing that passes breaks.
 			return nil, false, nil
 		}
+		if logs := s.r.failureLogs(); len(logs) > 0 {
+			// What differs: CI's machine as its log tells it, beside this one.
+			if ci, err := failure.CIMachine(logs...); err == nil {
+				bl.CIEnvironment = ci
+			}
+		}
 		out, err = s.finish(bundle.StatusNotReproduced)
 		return out, true, err
 	case bundle.VerdictIntermittent:
@@ -282,8 +288,10 @@ func redactProof(b *bundle.Bundle, rd func(string) string) {
 	}
 	if bl := b.Baseline; bl != nil {
 		phase(&bl.Phase)
-		for i := range bl.PreExisting {
-			bl.PreExisting[i] = rd(bl.PreExisting[i])
+		for _, list := range [][]string{bl.PreExisting, bl.Environment, bl.CIEnvironment} {
+			for i := range list {
+				list[i] = rd(list[i])
+			}
 		}
 	}
 	if p := b.Proof; p != nil {

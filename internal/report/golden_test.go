@@ -76,8 +76,9 @@ func goldenCases() []struct {
 	notReproduced.Report, notReproduced.Files, notReproduced.Steps, notReproduced.Validation = agent.Report{}, nil, nil, nil
 	notReproduced.Diff, notReproduced.Run = "", bundle.RunInfo{}
 	notReproduced.Baseline = &bundle.Baseline{Verdict: bundle.VerdictNotReproduced, Commit: "0123456789abcdef0123456789abcdef01234567",
-		Phase:       bundle.Phase{Targets: []bundle.TestRecord{{ID: "TestTotal", Runs: 3}}, FullRan: true, FullPassed: true, Runs: 3},
-		Environment: []string{"os/arch: linux/amd64", "cpus: 2", "go: go version go1.26.8 linux/amd64", "RUNNER_OS=Linux"}}
+		Phase:         bundle.Phase{Targets: []bundle.TestRecord{{ID: "TestTotal", Runs: 3}}, FullRan: true, FullPassed: true, Runs: 3},
+		Environment:   []string{"os/arch: linux/amd64", "cpus: 2", "go: go version go1.26.8 linux/amd64", "RUNNER_OS=Linux"},
+		CIEnvironment: []string{"runner: 2.330.0", "os: Ubuntu 24.04.3 LTS", "image: ubuntu-24.04 20261124.1.0", "go: go1.25.4 linux/amd64", "env set by its steps: GOFLAGS"}}
 
 	return []struct {
 		name string

@@ -62,6 +62,9 @@ func Proof(b *bundle.Bundle) string {
 	if len(bl.Environment) > 0 && bl.Verdict == bundle.VerdictNotReproduced {
 		fmt.Fprintf(&w, "This machine: %s.\n\n", cell(strings.Join(bl.Environment, "; ")))
 	}
+	if len(bl.CIEnvironment) > 0 && bl.Verdict == bundle.VerdictNotReproduced {
+		fmt.Fprintf(&w, "CI's machine (from its log): %s.\n\n", Untrusted(cell(strings.Join(bl.CIEnvironment, "; "))))
+	}
 	for _, n := range append(append([]string(nil), bl.Notes...), proofNotes(p)...) {
 		fmt.Fprintf(&w, "- note: %s\n", Untrusted(n))
 	}
