@@ -81,6 +81,6 @@ func rulesetRefusal(cfg *config.Config, branch string, exists bool, r ghapi.Bran
 
 // refusedBefore is a refusal found before the model ran.
 func refusedBefore(r *Refusal, how string) *Result {
-	return &Result{Status: StatusFailed, Action: ActionFailed, Refusal: r,
+	return &Result{Status: StatusFailed, Action: ActionFailed, Refusal: r, BeforeModel: true,
 		Reason: "mini-agent did not run the model: publishing would be refused (found by " + how + "). " + r.Line()}
 }

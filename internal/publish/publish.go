@@ -148,6 +148,8 @@ type Result struct {
 	// Recovered: the PR was opened for a validated commit an earlier run
 	// left on the fix branch; no model ran for it.
 	Recovered bool
+	// BeforeModel: Precheck found the refusal before any model call.
+	BeforeModel bool
 }
 
 type publisher struct {
@@ -170,6 +172,9 @@ type publisher struct {
 func Publish(ctx context.Context, gh GitHub, req Request) (*Result, error) {
 	res, err := publish(ctx, gh, req)
 	if err == nil {
+		if res != nil && req.Log != nil {
+			fmt.Fprintf(req.Log, "publish: %s (%s): %s\n", res.Status, res.Action, res.Reason)
+		}
 		return res, nil
 	}
 	if res == nil {
@@ -185,6 +190,9 @@ func Publish(ctx context.Context, gh GitHub, req Request) (*Result, error) {
 		res.Refusal = Explain(err, req.Config, branch)
 	}
 	res.Reason = failureReason(res, err)
+	if req.Log != nil {
+		fmt.Fprintf(req.Log, "publish: %s (%s): %s\n", res.Status, res.Action, res.Reason)
+	}
 	return res, err
 }
 
@@ -266,7 +274,6 @@ func publish(ctx context.Context, gh GitHub, req Request) (*Result, error) {
 	}
 	if res != nil {
 		res.Size = size
-		p.logf("publish: %s (%s): %s", res.Status, res.Action, res.Reason)
 	}
 	return res, err
 }

@@ -218,7 +218,7 @@ func Parse(ev Event) (*Trigger, Decision, error) {
 		case "":
 			return nil, Decision{}, fmt.Errorf("%w: GITHUB_EVENT_NAME is empty", ErrEvent)
 		}
-		return nil, skip(0, "mode flaky runs on schedule or workflow_dispatch only, not on %s: use a separate workflow with `on: schedule` (see the README, \"Flaky tests on a schedule\")", ev.Name), nil
+		return nil, skip(0, "mode flaky runs on schedule or workflow_dispatch only, not on %s: use a separate workflow with `on: schedule` (see docs/flaky.md, \"Flaky tests on a schedule\")", ev.Name), nil
 	}
 	var d Decision
 	switch ev.Name {
