@@ -37,72 +37,97 @@ func resetWorkspace(t *testing.T, sc *scene) {
 	git(t, sc.ws, "clean", "-qfd")
 }
 
-// TestActionPRSettingOff: the first PR on a default repository. The run
-// fixes, commits the fix branch, and GitHub refuses the PR: failed (exit
-// 4), the setting's path in the ::error, the summary and the error output,
-// the full report in the summary, every output the run has. The next run,
-// setting still off, does not run the model. Once it is on, the next run
-// opens the PR for the committed fix, again without the model.
-func TestActionPRSettingOff(t *testing.T) {
+// TestActionPRRefused: the first PR on a default repository (the Actions
+// setting off), and a token without pull-requests: write. The run fixes,
+// commits the fix branch, and GitHub refuses the PR: failed (exit 4), what
+// to change in the ::error, the summary and the error output, the full
+// report in the summary, every output the run has. The next run, cause
+// still there, does not run the model. Once it is gone, the next run opens
+// the PR for the committed fix, again without the model.
+func TestActionPRRefused(t *testing.T) {
 	if testing.Short() {
 		t.Skip("slow end-to-end test; run without -short (scripts/test.sh does)")
 	}
 	t.Parallel()
-	sc := faultScene(t)
-	sc.s.SetActionsCanCreatePRs(testRepo, false)
+	for _, tt := range []struct {
+		name          string
+		refuse, allow func(s *ghtest.Server)
+		want          []string // in the ::error line, the error output and the summary
+	}{
+		{"the Actions setting is off",
+			func(s *ghtest.Server) { s.SetActionsCanCreatePRs(testRepo, false) },
+			func(s *ghtest.Server) { s.SetActionsCanCreatePRs(testRepo, true) },
+			[]string{"403: GitHub Actions is not permitted to create or approve pull requests", ghapi.SettingActionsCreatePRs}},
+		{"no pull-requests: write",
+			func(s *ghtest.Server) { s.SetTokenPermissions(map[string]string{"contents": "write", "actions": "read"}) },
+			func(s *ghtest.Server) { s.SetTokenPermissions(nil) },
+			[]string{"403: Resource not accessible by integration", "add `pull-requests: write` to the workflow's `permissions:` block"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			sc := faultScene(t)
+			tt.refuse(sc.s)
 
-	code, out, log, summary := refusalRun(t, sc)
-	if code != exitcode.Failed || out["status"] != "failed" || !modelRan(log) {
-		t.Fatalf("exit %d status %q (model ran: %v)\n%s", code, out["status"], modelRan(log), log)
-	}
-	setting := ghapi.SettingActionsCreatePRs
-	if !strings.Contains(log, "::error title=GitHub refused to publish (mini-agent)::") || !strings.Contains(log, setting) {
-		t.Errorf("the log has no ::error naming the setting:\n%s", log)
-	}
-	if !strings.Contains(out["error"], setting) || !strings.Contains(out["error"], "403: GitHub Actions is not permitted") {
-		t.Errorf("error output = %q", out["error"])
-	}
-	branch := out["branch"]
-	if !strings.HasPrefix(branch, "mini-agent/fix-") || sc.s.Head(testRepo, branch) == "" {
-		t.Errorf("branch output %q: not the committed fix branch (%v)", branch, sc.s.Branches(testRepo))
-	}
-	for _, k := range []string{"steps", "tokens", "bundle", "trace"} {
-		if out[k] == "" {
-			t.Errorf("output %s is empty: %v", k, out)
-		}
-	}
-	for _, want := range []string{"## mini-agent: failed", "**GitHub refused to publish.**", setting, "**To fix:**",
-		"committed on branch `" + branch + "`", "### Proof", "### Validation", "### Usage", "Step trace", "<summary>Diff", "cart.go"} {
-		if !strings.Contains(summary, want) {
-			t.Errorf("summary lacks %q:\n%s", want, summary)
-		}
-	}
-	commits := sc.s.Count(http.MethodPost, "/repos/"+testRepo+"/git/commits")
+			code, out, log, summary := refusalRun(t, sc)
+			if code != exitcode.Failed || out["status"] != "failed" || !modelRan(log) {
+				t.Fatalf("exit %d status %q (model ran: %v)\n%s", code, out["status"], modelRan(log), log)
+			}
+			errorLine := ""
+			for _, l := range strings.Split(log, "\n") {
+				if strings.HasPrefix(l, "::error title=GitHub refused to publish (mini-agent)::") {
+					errorLine = l
+				}
+			}
+			branch := out["branch"]
+			for _, want := range tt.want {
+				for what, text := range map[string]string{"::error": errorLine, "error output": out["error"], "summary": summary} {
+					if !strings.Contains(text, want) {
+						t.Errorf("%s lacks %q: %q", what, want, text)
+					}
+				}
+			}
+			if !strings.HasPrefix(branch, "mini-agent/fix-") || sc.s.Head(testRepo, branch) == "" {
+				t.Errorf("branch output %q: not the committed fix branch (%v)", branch, sc.s.Branches(testRepo))
+			}
+			for _, k := range []string{"steps", "tokens", "bundle", "trace"} {
+				if out[k] == "" {
+					t.Errorf("output %s is empty: %v", k, out)
+				}
+			}
+			for _, want := range []string{"## mini-agent: failed", "**GitHub refused to publish.**", "**To fix:**",
+				"committed on branch `" + branch + "`", "### Proof", "### Validation", "### Usage", "Step trace", "<summary>Diff", "cart.go"} {
+				if !strings.Contains(summary, want) {
+					t.Errorf("summary lacks %q:\n%s", want, summary)
+				}
+			}
+			commits := sc.s.Count(http.MethodPost, "/repos/"+testRepo+"/git/commits")
 
-	// The setting is still off: refused again, without a model run.
-	resetWorkspace(t, sc)
-	code, out, log, summary = refusalRun(t, sc)
-	if code != exitcode.Failed || out["status"] != "failed" || modelRan(log) || !strings.Contains(out["error"], setting) {
-		t.Fatalf("second run: exit %d status %q error %q (model ran: %v)\n%s", code, out["status"], out["error"], modelRan(log), log)
-	}
-	if !strings.Contains(summary, setting) || out["branch"] != branch {
-		t.Errorf("second run: summary or branch (%q) wrong:\n%s", out["branch"], summary)
-	}
+			// The cause is still there: refused again, without a model run.
+			resetWorkspace(t, sc)
+			code, out, log, summary = refusalRun(t, sc)
+			if code != exitcode.Failed || out["status"] != "failed" || modelRan(log) || !strings.Contains(out["error"], tt.want[1]) {
+				t.Fatalf("second run: exit %d status %q error %q (model ran: %v)\n%s", code, out["status"], out["error"], modelRan(log), log)
+			}
+			if !strings.Contains(summary, tt.want[1]) || out["branch"] != branch {
+				t.Errorf("second run: summary or branch (%q) wrong:\n%s", out["branch"], summary)
+			}
 
-	// The maintainer turns it on: the next run opens the PR for the commit.
-	sc.s.SetActionsCanCreatePRs(testRepo, true)
-	resetWorkspace(t, sc)
-	code, out, log, _ = refusalRun(t, sc)
-	if code != 0 || out["status"] != "fixed" || modelRan(log) || out["pr-url"] == "" || out["steps"] != "" {
-		t.Fatalf("third run: exit %d outputs %v (model ran: %v)\n%s", code, out, modelRan(log), log)
-	}
-	if n := sc.s.Count(http.MethodPost, "/repos/"+testRepo+"/git/commits"); n != commits {
-		t.Errorf("%d commits after the recovery, %d before: a new fix was made", n, commits)
-	}
-	pulls := sc.s.Pulls(testRepo)
-	if len(pulls) != 1 || pulls[0].Head != branch || !strings.Contains(pulls[0].Body, "without calling the model again") ||
-		!strings.Contains(pulls[0].Body, "### Proof") || !strings.Contains(pulls[0].Body, "Step trace") {
-		t.Errorf("pulls = %+v", pulls)
+			// The maintainer fixes it: the next run opens the PR for the commit.
+			tt.allow(sc.s)
+			resetWorkspace(t, sc)
+			code, out, log, _ = refusalRun(t, sc)
+			if code != 0 || out["status"] != "fixed" || modelRan(log) || out["pr-url"] == "" || out["steps"] != "" {
+				t.Fatalf("third run: exit %d outputs %v (model ran: %v)\n%s", code, out, modelRan(log), log)
+			}
+			if n := sc.s.Count(http.MethodPost, "/repos/"+testRepo+"/git/commits"); n != commits {
+				t.Errorf("%d commits after the recovery, %d before: a new fix was made", n, commits)
+			}
+			pulls := sc.s.Pulls(testRepo)
+			if len(pulls) != 1 || pulls[0].Head != branch || !strings.Contains(pulls[0].Body, "without calling the model again") ||
+				!strings.Contains(pulls[0].Body, "### Proof") || !strings.Contains(pulls[0].Body, "Step trace") {
+				t.Errorf("pulls = %+v", pulls)
+			}
+		})
 	}
 }
 
