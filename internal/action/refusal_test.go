@@ -59,7 +59,9 @@ func TestActionPRRefused(t *testing.T) {
 			func(s *ghtest.Server) { s.SetActionsCanCreatePRs(testRepo, true) },
 			[]string{"403: GitHub Actions is not permitted to create or approve pull requests", ghapi.SettingActionsCreatePRs}},
 		{"no pull-requests: write",
-			func(s *ghtest.Server) { s.SetTokenPermissions(map[string]string{"contents": "write", "actions": "read"}) },
+			func(s *ghtest.Server) {
+				s.SetTokenPermissions(map[string]string{"contents": "write", "actions": "read"})
+			},
 			func(s *ghtest.Server) { s.SetTokenPermissions(nil) },
 			[]string{"403: Resource not accessible by integration", "add `pull-requests: write` to the workflow's `permissions:` block"}},
 	} {
