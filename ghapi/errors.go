@@ -76,6 +76,16 @@ type APIError struct {
 	Permission string
 	// RetryAt is when a rate limit resets, zero when unknown.
 	RetryAt time.Time
+	// Refusal says which refusal a maintainer can change this is, "" when
+	// none ghapi knows (see Advice).
+	Refusal Refusal
+	// DocURL is GitHub's documentation_url for the failed call.
+	DocURL string
+	// Accepted is GitHub's X-Accepted-GitHub-Permissions header: the
+	// permissions the endpoint accepts (e.g. "contents=write").
+	Accepted string
+	// Rules are a ruleset refusal's reasons, as GitHub words them.
+	Rules []string
 
 	err error
 }
@@ -102,6 +112,9 @@ func (e *APIError) Error() string {
 		b.WriteString(e.Message)
 	}
 	switch {
+	case e.Refusal != "" && e.Refusal != RefusalRateLimit:
+		b.WriteString("; ")
+		b.WriteString(e.Advice())
 	case e.Kind == ErrForbidden && e.Permission != "":
 		fmt.Fprintf(&b, "; the workflow token probably needs `permissions: %s`", e.Permission)
 	case e.Kind == ErrNotFound && e.Permission != "":
@@ -144,6 +157,7 @@ func (c *Client) fail(op, perm string, resp *github.Response, err error) error {
 	case errors.As(err, &er):
 		e.StatusCode = statusOf(er.Response)
 		e.Message = errorResponseMessage(er)
+		e.DocURL = er.DocumentationURL
 	case resp != nil && resp.Response != nil && resp.StatusCode >= 300:
 		// Calls go-github does not decode (job logs) report only a status.
 		e.StatusCode = resp.StatusCode
@@ -157,7 +171,14 @@ func (c *Client) fail(op, perm string, resp *github.Response, err error) error {
 	if e.StatusCode == 0 && e.Message == "" {
 		e.Message = e.err.Error()
 	}
+	if resp != nil && resp.Response != nil {
+		e.Accepted = resp.Header.Get("X-Accepted-GitHub-Permissions")
+	}
 	e.Message = c.scrub(e.Message)
+	e.classify()
+	// GitHub's messages span lines ("Repository rule violations found\n\n
+	// ..."): one line for logs and annotations.
+	e.Message = strings.Join(strings.Fields(e.Message), " ")
 	return e
 }
 

@@ -10,7 +10,10 @@
 #    the checksums file, is a hard failure: nothing is installed.
 # 3. When there is no release to download (a branch or `uses: ./`, an
 #    unsupported platform, no network, no release yet), build from the action's
-#    own source with the runner's Go.
+#    own source with the runner's Go, at least the version the action's go.mod
+#    names whatever GOTOOLCHAIN the workflow exports (an older Go 1.21+ fetches
+#    it; an older one fails saying what to add). Cold, that costs minutes and
+#    GBs (see source_build_cost).
 #
 # Every value arrives through the environment (never interpolated by the
 # workflow into this script):
@@ -156,15 +159,54 @@ install_release() {
   log "installed $asset of $tag (SHA-256 verified)"
 }
 
+# version_ge A B: dotted version A >= B (components compared as numbers,
+# a missing one is 0, a pre-release suffix such as rc1 is ignored).
+version_ge() {
+  local IFS=. i x y
+  local -a a b
+  read -r -a a <<<"$1"
+  read -r -a b <<<"$2"
+  for i in 0 1 2; do
+    x="${a[$i]:-0}" y="${b[$i]:-0}"
+    x="${x%%[!0-9]*}" y="${y%%[!0-9]*}"
+    x="${x:-0}" y="${y:-0}"
+    if [ "$x" -gt "$y" ]; then return 0; fi
+    if [ "$x" -lt "$y" ]; then return 1; fi
+  done
+  return 0
+}
+
+# The source build's cost, measured cold on a 2-core runner (issue 23): the
+# whole module graph downloaded and compiled.
+readonly source_build_cost="about 13 minutes and 2.8 GB of module and build cache, cold"
+
 build_from_source() { # DIR VERSION
   local src="${MINI_AGENT_ACTION_PATH:?MINI_AGENT_ACTION_PATH is not set}"
+  local pin="pin a release tag (uses: org/mini-agent@v1, or a full vX.Y.Z) to download the verified binary instead"
   if ! command -v go >/dev/null 2>&1; then
     die "no release binary for ref '${MINI_AGENT_ACTION_REF:-}' on ${RUNNER_OS:-?}/${RUNNER_ARCH:-?}, and Go is not installed to build it: use a release tag (uses: org/mini-agent@v1) or add actions/setup-go before this step"
   fi
-  log "building from source in $src with $(go version)"
-  (cd "$src" && CGO_ENABLED=0 go build -trimpath -buildvcs=false \
+  # The action's own toolchain requirement, whatever GOTOOLCHAIN the
+  # workflow exports (actions/setup-go v6 exports GOTOOLCHAIN=local, which
+  # forbids the go command to fetch the Go that go.mod asks for).
+  local need have toolchain=local
+  need=$(awk '$1 == "go" && NF >= 2 { print $2; exit }' "$src/go.mod" 2>/dev/null || true)
+  have=$(GOTOOLCHAIN=local go env GOVERSION 2>/dev/null || true)
+  have="${have#go}"
+  case "$need" in *.*.*) ;; ?*) need="$need.0" ;; esac # go 1.26 means the toolchain go1.26.0
+  if [ -n "$need" ] && [ -n "$have" ] && [[ "$have" =~ ^[0-9] ]] && ! version_ge "$have" "$need"; then
+    if ! version_ge "$have" 1.21; then
+      die "building mini-agent from source needs Go $need or newer (the action's go.mod); the runner's Go is $have, too old to fetch it: add \`actions/setup-go\` with \`go-version: '$need'\` before this step, or $pin"
+    fi
+    toolchain="go$need"
+    log "the runner's Go $have is older than the action's go.mod ($need): building with GOTOOLCHAIN=$toolchain (the go command downloads it from GOPROXY)"
+  fi
+  log "building from source in $src with Go ${have:-?} (GOTOOLCHAIN=$toolchain): $source_build_cost; $pin"
+  # The workflow's GOFLAGS and go.work are for its own module, not this one.
+  (cd "$src" && export GOTOOLCHAIN="$toolchain" GOFLAGS= GOWORK=off &&
+    CGO_ENABLED=0 go build -trimpath -buildvcs=false \
     -ldflags "-s -w -X main.version=$2" -o "$1/$bin_name" ./cmd/mini-agent) ||
-    die "go build of mini-agent failed"
+    die "go build of mini-agent failed (GOTOOLCHAIN=$toolchain): if the runner cannot download Go ${need:-?} or the modules (no network, GOPROXY=off), add \`actions/setup-go\` with \`go-version: '${need:-stable}'\` before this step and allow the module proxy, or $pin"
 }
 
 ref="${MINI_AGENT_ACTION_REF:-}"

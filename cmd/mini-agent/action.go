@@ -10,7 +10,7 @@ import (
 
 // runAction is `mini-agent action`: the GitHub Action's entry point. It
 // takes no arguments; everything comes from the environment the runner
-// sets (see README "GitHub Action" for the contract).
+// sets (see docs/action.md for the contract).
 func runAction(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	c := &command{
 		name:  "action",

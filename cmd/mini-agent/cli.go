@@ -93,7 +93,7 @@ func nearestCommand(name string) string {
 	return nearestFlag(strings.TrimLeft(name, "-"), fs)
 }
 
-// jobFlags binds the fix/explain flags (README "Flags of fix and explain")
+// jobFlags binds the fix/explain flags (docs/cli.md "Flags of fix and explain")
 // to the job and the model choice.
 type jobFlags struct {
 	job        pipeline.Job

@@ -40,6 +40,13 @@ type Fault struct {
 	// Apply lets the fake perform the request (a write is stored) before
 	// its answer is replaced by Status or dropped: a lost answer.
 	Apply bool
+	// Message, DocURL and Errors make the API host's answer GitHub's body
+	// for a known refusal ({"message", "documentation_url", "status",
+	// "errors"}); empty: the status text. Header adds response headers.
+	Message string
+	DocURL  string
+	Errors  []map[string]any
+	Header  map[string]string
 }
 
 type fault struct {
@@ -134,7 +141,7 @@ func serveFault(w http.ResponseWriter, r *http.Request, f *Fault, host string, h
 		w.Header().Set("Retry-After", f.RetryAfter)
 	}
 	if host == "api" {
-		writeErr(w, f.Status, http.StatusText(f.Status))
+		githubError(w, f.Status, cmpOr(f.Message, http.StatusText(f.Status)), f.DocURL, f.Errors, f.Header)
 		return
 	}
 	http.Error(w, strconv.Itoa(f.Status)+" "+http.StatusText(f.Status), f.Status)

@@ -19,6 +19,9 @@ type commit struct {
 	tree    string
 	parents []string
 	message string
+	// verified: made through the API (GitHub signs those); seeded pushes
+	// are not.
+	verified bool
 }
 
 type repo struct {
@@ -34,6 +37,8 @@ type repo struct {
 	runs          map[int64]*run
 	jobs          map[int64]*job
 	annotations   map[int64][]Annotation // by check-run ID
+	noActionsPRs  bool                   // refusals.go: the Actions PR setting is off
+	rulesets      []Ruleset              // refusals.go
 }
 
 // Every commit the fake writes has this author and committer, at this time.

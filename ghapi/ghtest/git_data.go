@@ -79,6 +79,16 @@ func (s *Server) routeGit(mux *http.ServeMux) {
 		writeJSON(w, 201, map[string]any{"sha": sha, "truncated": false})
 	})
 
+	s.handle(mux, "GET /repos/{owner}/{repo}/git/blobs/{sha}", func(w http.ResponseWriter, r *http.Request, rp *repo) {
+		sha := r.PathValue("sha")
+		b, ok := rp.blobs[sha]
+		if !ok {
+			writeErr(w, 404, "Not Found")
+			return
+		}
+		writeJSON(w, 200, map[string]any{"sha": sha, "size": len(b), "encoding": "base64", "content": wrapLines(base64.StdEncoding.EncodeToString(b))})
+	})
+
 	s.handle(mux, "GET /repos/{owner}/{repo}/git/commits/{sha}", func(w http.ResponseWriter, r *http.Request, rp *repo) {
 		sha := r.PathValue("sha")
 		c, ok := rp.commits[sha]
@@ -107,7 +117,7 @@ func (s *Server) routeGit(mux *http.ServeMux) {
 				return
 			}
 		}
-		c := commit{tree: in.Tree, parents: in.Parents, message: in.Message}
+		c := commit{tree: in.Tree, parents: in.Parents, message: in.Message, verified: true}
 		writeJSON(w, 201, commitJSON(rp.putCommit(c), c))
 	})
 
@@ -175,8 +185,15 @@ func commitJSON(sha string, c commit) map[string]any {
 		"sha": sha, "message": c.message, "tree": map[string]any{"sha": c.tree}, "parents": parents,
 		"author":       ident,
 		"committer":    ident,
-		"verification": map[string]any{"verified": true, "reason": "valid"},
+		"verification": verification(c.verified),
 	}
+}
+
+func verification(ok bool) map[string]any {
+	if ok {
+		return map[string]any{"verified": true, "reason": "valid"}
+	}
+	return map[string]any{"verified": false, "reason": "unsigned"}
 }
 
 func refJSON(ref, sha string) map[string]any {

@@ -57,6 +57,7 @@ type Server struct {
 	history  map[string]*history       // history.go: listed runs and plain issues
 	ci       map[string]*ciState       // workflows.go: workflows and dispatched runs
 	threads  map[string][]ReviewThread // reviews.go: review threads by "repo#number"
+	perms    map[string]string         // refusals.go: the token's write permissions; nil: all
 }
 
 // NewServer starts the fake; requests must carry "Bearer TOKEN" (or
@@ -71,6 +72,7 @@ func NewServer(tb testing.TB, token string) *Server {
 	s.routeHistory(mux)
 	s.routeWorkflows(mux)
 	s.routeGraphQL(mux)
+	s.routeRules(mux)
 	s.api = httptest.NewServer(s.record("api", s.auth(mux)))
 	s.logs = httptest.NewServer(s.record("logs", http.HandlerFunc(s.serveLog)))
 	tb.Cleanup(s.api.Close)
@@ -109,6 +111,10 @@ func (s *Server) record(host string, h http.Handler) http.Handler {
 			Range: r.Header.Get("Range"),
 		})
 		f := s.faultFor(host, r)
+		if f == nil && host == "api" && s.gate(w, r, string(body)) {
+			s.mu.Unlock()
+			return
+		}
 		s.mu.Unlock()
 		if f != nil {
 			serveFault(w, r, f, host, h)
@@ -162,7 +168,7 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 }
 
 func writeErr(w http.ResponseWriter, status int, msg string) {
-	writeJSON(w, status, map[string]any{"message": msg, "documentation_url": "https://docs.github.com/rest"})
+	githubError(w, status, msg, "", nil, nil)
 }
 
 // decode reads a JSON body into v, answering 400 on failure.

@@ -28,7 +28,7 @@ import (
 
 // Result is how one execution ended.
 type Result struct {
-	// Status is the `status` output (see the README's outputs table).
+	// Status is the `status` output (see docs/action.md, "Outputs").
 	Status publish.Status
 	// Code is the exit code (internal/exitcode).
 	Code int

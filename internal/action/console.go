@@ -30,7 +30,7 @@ func newConsole(env Env) *console {
 func (c *console) log() io.Writer { return newCommandSafeWriter(c.env.Stdout, c.mu) }
 
 // outputNames are the action's outputs, always all set (empty when unknown).
-var outputNames = []string{"status", "pr-url", "branch", "bundle", "trace", "steps", "tokens", "cost-usd", "flaky-issues", "flaky-prs"}
+var outputNames = []string{"status", "error", "pr-url", "branch", "bundle", "trace", "steps", "tokens", "cost-usd", "flaky-issues", "flaky-prs"}
 
 // finish sets the outputs and writes the job summary. The runner's files
 // are optional (a local run has none): without them the values are logged.

@@ -21,7 +21,8 @@ func (c *console) fail(ctx context.Context, p *prepared, err error) Result {
 	msg := describe(err)
 	c.gha.Errorf("mini-agent: %s", msg)
 	c.trackFailure(ctx, p, msg)
-	return Result{Status: publish.StatusFailed, Code: exitcode.ForAction(ctx, err), Summary: "## mini-agent: failed\n\n" + msg + "\n"}
+	return Result{Status: publish.StatusFailed, Code: exitcode.ForAction(ctx, err), Summary: "## mini-agent: failed\n\n" + msg + "\n",
+		Outputs: map[string]string{"error": msg}}
 }
 
 // jobFieldNames are the job's fields as an action user knows them.

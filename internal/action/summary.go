@@ -22,6 +22,12 @@ func (c *console) published(ctx context.Context, p *prepared, b *bundle.Bundle, 
 		return c.fail(ctx, p, perr)
 	}
 	out := map[string]string{"pr-url": res.PRURL, "branch": res.Branch}
+	if res.Status == publish.StatusFailed {
+		out["error"] = res.Reason
+		if res.Refusal != nil {
+			out["error"] = res.Refusal.Line()
+		}
+	}
 	if b.Run.Steps > 0 || b.Usage.InputTokens > 0 {
 		out["steps"] = fmt.Sprint(b.Run.Steps)
 		out["tokens"] = fmt.Sprint(b.Usage.InputTokens + b.Usage.OutputTokens)
@@ -32,14 +38,22 @@ func (c *console) published(ctx context.Context, p *prepared, b *bundle.Bundle, 
 	for _, w := range b.Warnings {
 		c.gha.Warningf("%s", w)
 	}
-	r := Result{Status: res.Status, Code: exitcode.ForPublished(res.Status, b.Status), Summary: c.summary(p, b, res), Outputs: out}
+	code := exitcode.ForPublished(res.Status, b.Status)
+	if perr != nil {
+		code = exitcode.ForAction(ctx, perr)
+	}
+	r := Result{Status: res.Status, Code: code, Summary: c.summary(p, b, res), Outputs: out}
 	switch res.Status {
 	case publish.StatusFixed, publish.StatusExplained, publish.StatusSkipped:
 		c.gha.Noticef("mini-agent %s: %s", res.Status, res.Reason)
 	case publish.StatusNotFixed, publish.StatusNotReproduced:
 		c.annotateFailure(b, res.Reason)
 	default:
-		c.gha.Errorf("mini-agent failed: %s", res.Reason)
+		if res.Refusal != nil {
+			c.gha.WithFieldsMap(map[string]string{"title": "GitHub refused to publish (mini-agent)"}).Errorf("%s", res.Reason)
+		} else {
+			c.gha.Errorf("mini-agent failed: %s", res.Reason)
+		}
 		c.trackFailure(ctx, p, res.Reason)
 		r.Status = publish.StatusFailed
 	}
@@ -54,7 +68,12 @@ func (c *console) summary(p *prepared, b *bundle.Bundle, res *publish.Result) st
 		// A stopped run leads with why it stopped.
 		fmt.Fprintf(&w, "**%s**\n\n", report.Untrusted(strings.ToUpper(why[:1])+why[1:]))
 	}
-	fmt.Fprintf(&w, "%s\n\n", res.Reason)
+	if rf := res.Refusal; rf != nil {
+		// What to change comes first: the report below is what it saves.
+		w.WriteString(refusalSection(rf, res))
+	} else {
+		fmt.Fprintf(&w, "%s\n\n", res.Reason)
+	}
 	if res.PRURL != "" && (res.Action == publish.ActionPRCreated || res.Action == publish.ActionPRUpdated || res.Action == publish.ActionDraftPR) {
 		fmt.Fprintf(&w, "Pull request: %s (branch `%s`)\n\n", res.PRURL, res.Branch)
 	}
@@ -71,6 +90,36 @@ func (c *console) summary(p *prepared, b *bundle.Bundle, res *publish.Result) st
 	if b.Diff != "" && res.Action != publish.ActionPRCreated && res.Action != publish.ActionPRUpdated && res.Action != publish.ActionPushed {
 		fence := report.Fence(b.Diff, 4)
 		fmt.Fprintf(&w, "\n<details><summary>Diff (%s)</summary>\n\n%sdiff\n%s\n%s\n</details>\n", b.Status, fence, strings.TrimRight(cut(b.Diff, 200_000), "\n"), fence)
+	}
+	return w.String()
+}
+
+// refusalSection is the job summary's account of a refusal: GitHub's
+// answer, what to change, and where the validated fix is.
+func refusalSection(rf *publish.Refusal, res *publish.Result) string {
+	var w strings.Builder
+	switch {
+	case res.BeforeModel && rf.Status != 0:
+		w.WriteString("**Publishing would be refused, so the model was not run.** GitHub answered a first write:\n\n")
+		fmt.Fprintf(&w, "> %d: %s", rf.Status, report.Untrusted(rf.GitHub))
+		if rf.DocURL != "" {
+			fmt.Fprintf(&w, " (%s)", rf.DocURL)
+		}
+		w.WriteString("\n\n")
+	case rf.Status != 0:
+		w.WriteString("**GitHub refused to publish.** It answered:\n\n")
+		fmt.Fprintf(&w, "> %d: %s", rf.Status, report.Untrusted(rf.GitHub))
+		if rf.DocURL != "" {
+			fmt.Fprintf(&w, " (%s)", rf.DocURL)
+		}
+		w.WriteString("\n\n")
+	default:
+		fmt.Fprintf(&w, "**Publishing would be refused, so the model was not run.** %s.\n\n", strings.TrimSuffix(rf.GitHub, "."))
+	}
+	fmt.Fprintf(&w, "**To fix:** %s.\n\n", rf.Fix)
+	if res.Branch != "" && res.Commit != "" {
+		fmt.Fprintf(&w, "The validated fix is committed on branch `%s` (%s). Once this is fixed, rerun the job: it opens the pull "+
+			"request for that commit without calling the model again.\n\n", res.Branch, res.Commit)
 	}
 	return w.String()
 }

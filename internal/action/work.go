@@ -62,15 +62,18 @@ func (c *console) work(ctx context.Context, p *prepared) Result {
 		}
 	}
 	if res, err := c.precheck(ctx, p, pl.job, ws); err != nil || res != nil {
-		if err != nil {
+		if res == nil {
 			return c.fail(ctx, p, err)
 		}
-		if job.CommentID != 0 {
+		if job.CommentID != 0 && res.Status == publish.StatusSkipped {
 			if _, err := p.tracker.Post(ctx, fmt.Sprintf("**mini-agent** · %s\n\n**Skipped:** %s.\n", job.Trigger, res.Reason)); err != nil {
 				c.gha.Warningf("%v", err)
 			}
 		}
-		return c.published(ctx, p, &bundle.Bundle{}, res, nil)
+		if res.Recovered && err == nil {
+			c.proveCI(ctx, p, res, c.ciWorkflow(job))
+		}
+		return c.published(ctx, p, &bundle.Bundle{}, res, err)
 	}
 	model, err := provider.Select(pl.choice)
 	if err != nil {
@@ -107,7 +110,9 @@ func (c *console) work(ctx context.Context, p *prepared) Result {
 	}
 	if b.Status == bundle.StatusCancelled {
 		r := c.fail(ctx, p, errCancelled)
-		r.Outputs = files
+		for k, v := range files {
+			r.Outputs = withOutput(r.Outputs, k, v)
+		}
 		return r
 	}
 	wf := c.ciWorkflow(job)
@@ -249,23 +254,25 @@ func (c *console) warnPersistedCredentials(ctx context.Context, ws string) {
 		"through the API and needs no git credential)", oneLine(out))
 }
 
-// precheck skips before any model call when a proposal would be refused
-// anyway (closed PR for this failure at this commit, max attempts).
+// precheck ends the job before any model call when publishing would not
+// take its result: a proposal refused anyway (closed PR for this failure at
+// this commit, max attempts), GitHub refusing the writes (a read-only token,
+// a ruleset), or a validated fix for this failure already on the fix branch
+// (its PR is opened instead of running the model again).
 func (c *console) precheck(ctx context.Context, p *prepared, job pipeline.Job, ws string) (*publish.Result, error) {
+	stub := &bundle.Bundle{BaseSHA: p.job.HeadSHA, Command: job.TestCommand}
 	logs := job.FailureLogs
 	if job.FailureLog != "" {
 		logs = append([]string{job.FailureLog}, logs...)
 	}
-	if len(logs) == 0 {
-		return nil, nil
+	if len(logs) > 0 {
+		// An unreadable failure is the pipeline's to report.
+		if fc, err := pipeline.ExtractFailures(logs, ws); err == nil {
+			stub.Signature = fc.Signature()
+		}
 	}
-	fc, err := pipeline.ExtractFailures(logs, ws)
-	if err != nil {
-		return nil, nil // the pipeline will report it
-	}
-	stub := &bundle.Bundle{Signature: fc.Signature(), BaseSHA: p.job.HeadSHA, Command: job.TestCommand}
 	publish.Annotate(stub, p.job)
-	return publish.Precheck(ctx, p.gh, p.job, p.cfg.Config, stub)
+	return publish.Precheck(ctx, p.gh, p.job, p.cfg.Config, stub, c.log())
 }
 
 // fetchLogs downloads each failed job's log (and its annotations) into a

@@ -261,3 +261,106 @@ func TestReleaseArtifactsInstall(t *testing.T) {
 		t.Fatalf("the released binary's help: %v\n%s", err, help)
 	}
 }
+
+// fakeGo is a `go` on PATH that reports version have (as `go env GOVERSION`)
+// and behaves as that Go would under GOTOOLCHAIN: "local" refuses a module
+// whose go.mod asks for a newer Go, with the go command's own words; any
+// other value stands for the toolchain the go command fetches, which the
+// real Go here plays (with GOTOOLCHAIN=local, so nothing is downloaded).
+// Each build's GOTOOLCHAIN is appended to the file log.
+func fakeGo(t *testing.T, have string) (dir, log string) {
+	t.Helper()
+	real, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("no go on PATH")
+	}
+	dir = t.TempDir()
+	log = filepath.Join(dir, "toolchains.log")
+	script := `#!/bin/sh
+if [ "$1" = env ] && [ "$2" = GOVERSION ]; then echo "go` + have + `"; exit 0; fi
+if [ "$1" = build ]; then
+  echo "${GOTOOLCHAIN:-<unset>}" >> "` + log + `"
+  need=$(awk '$1 == "go" { print $2; exit }' go.mod)
+  case "${GOTOOLCHAIN:-auto}" in
+    local) echo "go: go.mod requires go >= $need (running go ` + have + `; GOTOOLCHAIN=local)" >&2; exit 1 ;;
+  esac
+  GOTOOLCHAIN=local exec "` + real + `" "$@"
+fi
+exec "` + real + `" "$@"
+`
+	if err := os.WriteFile(filepath.Join(dir, "go"), []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return dir, log
+}
+
+// TestInstallSourceBuildWhateverGOTOOLCHAIN: a ref without a release builds
+// from source with the action's own Go requirement, whatever GOTOOLCHAIN
+// the workflow exports (actions/setup-go v6: local): a new enough Go builds
+// as it is; an older Go 1.21+ is told to fetch go.mod's version; an older
+// Go than that fails saying exactly what to add. The log states the cost.
+func TestInstallSourceBuildWhateverGOTOOLCHAIN(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow end-to-end test; run without -short (scripts/test.sh does)")
+	}
+	t.Parallel()
+	if runtime.GOOS == "windows" {
+		t.Skip("the install script runs under bash")
+	}
+	src := sourceAction(t)
+	if err := os.WriteFile(filepath.Join(src, "go.mod"), []byte("module example.com/fakeaction\n\ngo 1.26.0\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	base := map[string]string{"MINI_AGENT_ACTION_REF": "dev", "MINI_AGENT_ACTION_REPO": "", "MINI_AGENT_ACTION_PATH": src, "GOTOOLCHAIN": "local"}
+	with := func(extra map[string]string) map[string]string {
+		env := map[string]string{}
+		for k, v := range base {
+			env[k] = v
+		}
+		for k, v := range extra {
+			env[k] = v
+		}
+		return env
+	}
+	t.Run("new enough Go, GOTOOLCHAIN=local", func(t *testing.T) {
+		t.Parallel()
+		res := runInstall(t, with(nil))
+		if res.err != nil || res.binaryOutput != "source dev-source [probe]" {
+			t.Fatalf("install: %v, binary %q\n%s", res.err, res.binaryOutput, res.stderr)
+		}
+		for _, want := range []string{"GOTOOLCHAIN=local", "about 13 minutes and 2.8 GB", "pin a release tag"} {
+			if !strings.Contains(res.stderr, want) {
+				t.Errorf("the log does not say %q:\n%s", want, res.stderr)
+			}
+		}
+	})
+	t.Run("older Go, GOTOOLCHAIN=local", func(t *testing.T) {
+		t.Parallel()
+		dir, log := fakeGo(t, "1.24.3")
+		res := runInstall(t, with(map[string]string{"PATH": dir + string(os.PathListSeparator) + os.Getenv("PATH")}))
+		if res.err != nil || res.binaryOutput != "source dev-source [probe]" {
+			t.Fatalf("install: %v, binary %q\n%s", res.err, res.binaryOutput, res.stderr)
+		}
+		if got, _ := os.ReadFile(log); strings.TrimSpace(string(got)) != "go1.26.0" {
+			t.Errorf("the build ran with GOTOOLCHAIN=%q, want go1.26.0 (go.mod's)", got)
+		}
+		if !strings.Contains(res.stderr, "the runner's Go 1.24.3 is older than the action's go.mod (1.26.0)") {
+			t.Errorf("log:\n%s", res.stderr)
+		}
+	})
+	t.Run("Go too old to fetch a toolchain", func(t *testing.T) {
+		t.Parallel()
+		dir, log := fakeGo(t, "1.20.14")
+		res := runInstall(t, with(map[string]string{"PATH": dir + string(os.PathListSeparator) + os.Getenv("PATH")}))
+		want := "add `actions/setup-go` with `go-version: '1.26.0'` before this step"
+		if res.err == nil || !strings.Contains(res.stderr, want) || !strings.Contains(res.stderr, "the runner's Go is 1.20.14") {
+			t.Fatalf("err %v, want a failure saying %q:\n%s", res.err, want, res.stderr)
+		}
+		if _, err := os.Stat(log); err == nil {
+			t.Error("a build was attempted")
+		}
+		if len(res.outputs) != 0 || res.path != "" {
+			t.Errorf("outputs %v, PATH %q", res.outputs, res.path)
+		}
+	})
+}

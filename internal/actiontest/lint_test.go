@@ -160,30 +160,34 @@ func TestLintActionMetadata(t *testing.T) {
 	}
 }
 
-// TestLintReadmeWorkflows lints every ```yaml block of the README that
-// users copy: whole workflows as they are, step lists inside a job. Blocks
-// marked not-a-workflow (the policy file, GitLab CI) are skipped.
+// TestLintReadmeWorkflows lints every ```yaml block of the README and of
+// docs/*.md that users copy: whole workflows as they are, step lists inside
+// a job. Blocks marked not-a-workflow (the policy file, GitLab CI) are
+// skipped.
 func TestLintReadmeWorkflows(t *testing.T) {
 	t.Parallel()
-	linted := 0
-	for _, b := range yamlBlocks(readRepoFile(t, "README.md")) {
-		name := fmt.Sprintf("README.md:%d", b.line)
-		text := localAction(b.text)
-		switch b.marker {
-		case notWorkflowMarker:
-			continue
-		case stepsMarker:
-			text = "on: push\njobs:\n  job:\n    runs-on: ubuntu-latest\n    steps:\n" + indentLines(text, "      ")
-		}
-		linted++
-		if errs := lint(t, name+".yml", text); len(errs) > 0 {
-			t.Errorf("%s: a README workflow block does not lint (mark a block that is not a workflow with %s):\n%s\n%s",
-				name, notWorkflowMarker, strings.Join(errs, "\n"), b.text)
+	linted := map[string]int{}
+	for _, f := range docFiles(t) {
+		for _, b := range yamlBlocks(readRepoFile(t, f)) {
+			name := fmt.Sprintf("%s:%d", f, b.line)
+			text := localAction(b.text)
+			switch b.marker {
+			case notWorkflowMarker:
+				continue
+			case stepsMarker:
+				text = "on: push\njobs:\n  job:\n    runs-on: ubuntu-latest\n    steps:\n" + indentLines(text, "      ")
+			}
+			linted[f]++
+			if errs := lint(t, strings.ReplaceAll(name, "/", "_")+".yml", text); len(errs) > 0 {
+				t.Errorf("%s: a workflow block does not lint (mark a block that is not a workflow with %s):\n%s\n%s",
+					name, notWorkflowMarker, strings.Join(errs, "\n"), b.text)
+			}
 		}
 	}
-	// The three ways to use it, the two-job recipe and the install snippet.
-	if linted < 5 {
-		t.Errorf("only %d README blocks were linted; are the quick-starts marked %s?", linted, notWorkflowMarker)
+	// The quick start and the three ways; the install snippet, the
+	// refresh schedule and the two-job recipe in docs.
+	if linted["README.md"] < 4 || linted["docs/action.md"] < 2 || linted["docs/security.md"] < 1 {
+		t.Errorf("blocks linted per file: %v; are workflows marked %s?", linted, notWorkflowMarker)
 	}
 }
 

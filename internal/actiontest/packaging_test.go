@@ -150,7 +150,7 @@ var (
 		"mode", "failure-log", "max-steps", "max-minutes", "max-cost-usd", "price-in", "price-out", "config", "script", "ci-wait-minutes"}
 	// specOutputs are issue 5's outputs, plus issue 12's flaky mode's
 	// issue and PR numbers.
-	specOutputs = []string{"status", "pr-url", "branch", "bundle", "trace", "steps", "tokens", "cost-usd", "flaky-issues", "flaky-prs"}
+	specOutputs = []string{"status", "error", "pr-url", "branch", "bundle", "trace", "steps", "tokens", "cost-usd", "flaky-issues", "flaky-prs"}
 )
 
 // inputEnv is the variable the run step sets for an input: upper-cased,

@@ -14,10 +14,17 @@ import (
 // readmeSection returns the text of a "## title" section of the README.
 func readmeSection(t *testing.T, title string) string {
 	t.Helper()
-	readme := readRepoFile(t, "README.md")
-	_, rest, ok := strings.Cut(readme, "\n## "+title+"\n")
+	return docSection(t, "README.md", title)
+}
+
+// docSection returns the text of a "## title" section of a markdown file
+// of the repository, up to the next "## " heading.
+func docSection(t *testing.T, file, title string) string {
+	t.Helper()
+	text := readRepoFile(t, file)
+	_, rest, ok := strings.Cut(text, "\n## "+title+"\n")
 	if !ok {
-		t.Fatalf("README has no %q section", title)
+		t.Fatalf("%s has no %q section", file, title)
 	}
 	if i := strings.Index(rest, "\n## "); i >= 0 {
 		rest = rest[:i]
@@ -25,39 +32,51 @@ func readmeSection(t *testing.T, title string) string {
 	return rest
 }
 
-// tableNames lists the first-column `names` of the table under a "### title".
-func tableNames(t *testing.T, section, title string) []string {
-	t.Helper()
-	_, rest, ok := strings.Cut(section, "\n### "+title+"\n")
-	if !ok {
-		t.Fatalf("no %q table", title)
-	}
-	if i := strings.Index(rest, "\n### "); i >= 0 {
-		rest = rest[:i]
-	}
+// tableNames lists the first-column `names` of the markdown table in text.
+func tableNames(text string) []string {
 	var names []string
-	for _, m := range regexp.MustCompile("(?m)^\\| `([a-z-]+)` \\|").FindAllStringSubmatch(rest, -1) {
+	for _, m := range regexp.MustCompile("(?m)^\\| `([a-z-]+)` \\|").FindAllStringSubmatch(text, -1) {
 		names = append(names, m[1])
 	}
 	return names
 }
 
-func TestReadmeDocumentsEveryInputAndOutput(t *testing.T) {
+// docFiles are the user documentation: the README and docs/*.md.
+func docFiles(t *testing.T) []string {
+	t.Helper()
+	docs, err := filepathGlob(repoRoot(t), "docs/*.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(docs) < 8 {
+		t.Fatalf("docs/ holds %v: the reference moved out of the README is missing", docs)
+	}
+	return append([]string{"README.md"}, docs...)
+}
+
+// TestDocsDocumentEveryInputAndOutput: docs/action.md has one Inputs and
+// one Outputs table, each listing exactly action.yml's names, and no other
+// page has such a heading (one heading per topic).
+func TestDocsDocumentEveryInputAndOutput(t *testing.T) {
 	t.Parallel()
-	section := readmeSection(t, "Installing the action")
 	a := loadAction(t)
 	for _, c := range []struct {
 		title string
 		names []string
 	}{{"Inputs", slices.Sorted(maps.Keys(a.Inputs))}, {"Outputs", slices.Sorted(maps.Keys(a.Outputs))}} {
-		got := tableNames(t, section, c.title)
-		names := c.names
-		if !slices.Equal(slices.Sorted(slices.Values(got)), names) {
-			t.Errorf("README %s table lists %v; action.yml has %v", c.title, got, names)
+		got := tableNames(docSection(t, "docs/action.md", c.title))
+		if !slices.Equal(slices.Sorted(slices.Values(got)), c.names) {
+			t.Errorf("docs/action.md %s table lists %v; action.yml has %v", c.title, got, c.names)
+		}
+		for _, f := range docFiles(t) {
+			n := len(regexp.MustCompile(`(?m)^#+ `+c.title+`\b`).FindAllString(readRepoFile(t, f), -1))
+			if want := map[bool]int{true: 1, false: 0}[f == "docs/action.md"]; n != want {
+				t.Errorf("%s has %d %q headings, want %d", f, n, c.title, want)
+			}
 		}
 	}
-	if !strings.Contains(section, "uses: org/mini-agent@v1") {
-		t.Error("the section does not show `uses: org/mini-agent@v1`")
+	if !strings.Contains(docSection(t, "docs/action.md", "Installing the action"), "uses: org/mini-agent@v1") {
+		t.Error("docs/action.md's installing section does not show `uses: org/mini-agent@v1`")
 	}
 }
 
@@ -72,22 +91,29 @@ type readmeWorkflow struct {
 	} `yaml:"jobs"`
 }
 
-// readmeWorkflows parses the README's whole-workflow yaml blocks.
+// readmeWorkflows parses the whole-workflow yaml blocks of the README and
+// docs/*.md, by file:line.
 func readmeWorkflows(t *testing.T) map[string]readmeWorkflow {
 	t.Helper()
 	out := map[string]readmeWorkflow{}
-	for _, b := range yamlBlocks(readRepoFile(t, "README.md")) {
-		if b.marker != "" {
-			continue
+	inReadme := 0
+	for _, f := range docFiles(t) {
+		for _, b := range yamlBlocks(readRepoFile(t, f)) {
+			if b.marker != "" {
+				continue
+			}
+			var w readmeWorkflow
+			if err := yaml.Unmarshal([]byte(b.text), &w); err != nil {
+				t.Fatalf("%s:%d: %v", f, b.line, err)
+			}
+			out[fmt.Sprintf("%s:%d", f, b.line)] = w
+			if f == "README.md" {
+				inReadme++
+			}
 		}
-		var w readmeWorkflow
-		if err := yaml.Unmarshal([]byte(b.text), &w); err != nil {
-			t.Fatalf("README.md:%d: %v", b.line, err)
-		}
-		out[fmt.Sprintf("README.md:%d", b.line)] = w
 	}
-	if len(out) < 4 {
-		t.Fatalf("found %d README workflows, want the three ways and the two-job recipe", len(out))
+	if inReadme < 4 {
+		t.Fatalf("found %d README workflows, want the quick start and the three ways", inReadme)
 	}
 	return out
 }
@@ -163,7 +189,7 @@ func TestReadmeQuickStartsWorkAsPasted(t *testing.T) {
 }
 
 // TestReadmeStatesLicenceAndPrerequisites checks the README's set-up facts
-// against the repository.
+// against the repository, and the facts a newcomer needs where they are.
 func TestReadmeStatesLicenceAndPrerequisites(t *testing.T) {
 	t.Parallel()
 	readme := readRepoFile(t, "README.md")
@@ -171,7 +197,8 @@ func TestReadmeStatesLicenceAndPrerequisites(t *testing.T) {
 		t.Error("LICENSE is not the Apache License 2.0")
 	}
 	setup := readmeSection(t, "Set-up: two commands")
-	for _, want := range []string{"C compiler", "curl", "tar", "sha256sum", "about 100 s"} {
+	for _, want := range []string{"C compiler", "curl", "tar", "sha256sum", "about 100 s", "go run ./cmd/mini-agent demo",
+		"scripts/test.sh", "about 3 GB"} {
 		if !strings.Contains(setup, want) {
 			t.Errorf("the set-up section does not state %q", want)
 		}
@@ -179,14 +206,66 @@ func TestReadmeStatesLicenceAndPrerequisites(t *testing.T) {
 	if !strings.Contains(readmeSection(t, "Licence"), "[Apache License, Version 2.0](LICENSE)") {
 		t.Error("the README does not state the licence")
 	}
-	for _, want := range []string{"`--base-url` requires `--model`", "MINI_AGENT_MODEL", "`workflows: [CI]` must be **exactly** the `name:`", "**default branch**"} {
-		if !strings.Contains(readme, want) {
-			t.Errorf("the README does not say %q", want)
+	for file, wants := range map[string][]string{
+		"README.md":      {"`workflows: [CI]` must be **exactly** the `name:`", "**default branch**"},
+		"docs/models.md": {"`--base-url` requires `--model`", "MINI_AGENT_MODEL"},
+	} {
+		for _, want := range wants {
+			if !strings.Contains(readRepoFile(t, file), want) {
+				t.Errorf("%s does not say %q", file, want)
+			}
 		}
 	}
 	ci := loadWorkflow(t, ".github/workflows/ci.yml")
 	if !strings.Contains(readme, "this repository's is `"+ci.Name+"`") {
 		t.Errorf("the README does not name this repository's CI workflow %q", ci.Name)
+	}
+}
+
+// TestReadmeFirstScreen: the README leads with what mini-agent does and a
+// quick start that works as pasted: a whole workflow with the permissions
+// publishing needs, the repository setting GitHub's PRs need (named as
+// GitHub's UI names it), and the secret; it stays short, and links every
+// page of docs/.
+func TestReadmeFirstScreen(t *testing.T) {
+	t.Parallel()
+	readme := readRepoFile(t, "README.md")
+	if n := strings.Count(readme, "\n"); n > 250 {
+		t.Errorf("the README has %d lines; the reference belongs in docs/", n)
+	}
+	intro, _, _ := strings.Cut(readme, "\n## ")
+	if !strings.Contains(intro, "pull request that fixes it") {
+		t.Error("the README does not lead with what mini-agent does")
+	}
+	quick := readmeSection(t, "Quick start")
+	if !strings.HasPrefix(strings.TrimSpace(readme[strings.Index(readme, "\n## "):]), "## Quick start") {
+		t.Error("the quick start is not the README's first section")
+	}
+	blocks := yamlBlocks(quick)
+	if len(blocks) != 1 || blocks[0].marker != "" {
+		t.Fatalf("the quick start has %d workflow blocks, want one whole workflow", len(blocks))
+	}
+	var w struct {
+		Permissions map[string]string `yaml:"permissions"`
+	}
+	if err := yaml.Unmarshal([]byte(blocks[0].text), &w); err != nil {
+		t.Fatal(err)
+	}
+	for k, v := range map[string]string{"contents": "write", "pull-requests": "write", "actions": "read"} {
+		if w.Permissions[k] != v {
+			t.Errorf("the quick start's permissions: %s is %q, want %q", k, w.Permissions[k], v)
+		}
+	}
+	flat := strings.Join(strings.Fields(quick), " ")
+	for _, want := range []string{"Settings → Actions → General → Workflow permissions → \"Allow GitHub Actions to create and approve pull requests\"", "OPENAI_API_KEY"} {
+		if !strings.Contains(flat, want) {
+			t.Errorf("the quick start does not say %q", want)
+		}
+	}
+	for _, f := range docFiles(t)[1:] {
+		if !strings.Contains(readme, "]("+f+")") {
+			t.Errorf("the README does not link %s", f)
+		}
 	}
 }
 

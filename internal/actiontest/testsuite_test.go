@@ -32,3 +32,23 @@ func TestWholeSuiteRunsWithoutShort(t *testing.T) {
 		}
 	}
 }
+
+// TestReadmeDescribesCIAsItIs: what the README says CI runs is what
+// .ci/run runs, and what ci.yml runs is .ci/run.
+func TestReadmeDescribesCIAsItIs(t *testing.T) {
+	t.Parallel()
+	section := readmeSection(t, "Testing")
+	run := readRepoFile(t, ".ci/run")
+	for _, step := range []struct{ readme, script string }{
+		{"`gofmt`", "gofmt -l"}, {"`go vet`", "go vet ./..."}, {"`staticcheck`", "staticcheck ./..."},
+		{"the demo", "go run ./cmd/mini-agent demo"}, {"`scripts/test.sh`", "scripts/test.sh"},
+	} {
+		if !strings.Contains(section, step.readme) || !strings.Contains(run, step.script) {
+			t.Errorf("README says %q: %v; .ci/run runs %q: %v", step.readme, strings.Contains(section, step.readme),
+				step.script, strings.Contains(run, step.script))
+		}
+	}
+	if !strings.Contains(section, "`.ci/run`") || !strings.Contains(readRepoFile(t, ".github/workflows/ci.yml"), "run: .ci/run") {
+		t.Error("the README does not name .ci/run, or CI does not run it")
+	}
+}

@@ -193,8 +193,6 @@ func (e *Error) Error() string {
 
 var envNameRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]{0,127}$`)
 
-var unknownField = regexp.MustCompile(`field (\S+) not found in type \S+`)
-
 // Parse decodes and validates a policy file. name is used in messages. An
 // empty document gives the defaults.
 func Parse(name string, data []byte) (*Config, error) {
@@ -212,24 +210,10 @@ func Parse(name string, data []byte) (*Config, error) {
 		return nil, &Error{Path: name, Problems: []string{"more than one YAML document"}}
 	}
 	if probs := c.validate(); len(probs) > 0 {
-		return nil, &Error{Path: name, Problems: probs}
+		return nil, &Error{Path: name, Problems: withKeyLines(data, probs)}
 	}
 	c.fillDefaults()
 	return c, nil
-}
-
-// yamlProblems turns decoder errors into one line each, naming unknown keys
-// plainly.
-func yamlProblems(err error) []string {
-	var te *yaml.TypeError
-	if !errors.As(err, &te) {
-		return []string{strings.TrimPrefix(err.Error(), "yaml: ")}
-	}
-	out := make([]string, 0, len(te.Errors))
-	for _, e := range te.Errors {
-		out = append(out, unknownField.ReplaceAllString(e, `unknown key "$1"`))
-	}
-	return out
 }
 
 var (

@@ -226,3 +226,31 @@ func TestProtectedSet(t *testing.T) {
 		t.Errorf("ProtectedSet with a bad glob = %v", err)
 	}
 }
+
+// TestParseErrorLines: every problem names the line an editor shows (1-based),
+// whether the YAML scanner, the YAML parser, the decoder or the validation
+// found it. (go.yaml.in/yaml/v3 prints its parser's lines 0-based, and none
+// at all on the first line.)
+func TestParseErrorLines(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		name, data, want string
+	}{
+		{"parser: a list item among keys", "max-attempts: 3\ndraft: true\n- oops\n", "line 3: did not find expected key"},
+		{"parser: an unclosed flow mapping", "max-attempts: 3\nmax-diff: {files: 2\ndraft: true\n", "line 2: did not find expected ',' or '}'"},
+		{"parser: on the first line", "- a\nb: 1\n", "line 2: did not find expected '-' indicator"},
+		{"scanner: bad indentation", "max-attempts: 3\n  draft: true\n", "line 2: mapping values are not allowed in this context"},
+		{"scanner: on the first line", "draft: true: false\n", "line 1: mapping values are not allowed in this context"},
+		{"scanner: a tab", "draft: true\n\tmax-attempts: 3\n", "line 2: found a tab character that violates indentation"},
+		{"decoder: unknown key", "draft: true\n\nmax_attempts: 3\n", `line 3: unknown key "max_attempts"`},
+		{"decoder: wrong type", "draft: true\nmax-attempts: many\n", "line 2: cannot unmarshal"},
+		{"validation: top-level key", "draft: true\n\nreviewers: [\"a b\"]\n", `line 3: reviewers: "a b" is neither`},
+		{"validation: nested key", "draft: true\ndefaults:\n  model: x\n  provider: gpt\n", `line 4: defaults.provider: "gpt"`},
+		{"validation: flaky key", "flaky:\n  window-days: 400\n", "line 2: flaky.window-days: 400"},
+	} {
+		_, err := config.Parse("p.yml", []byte(tt.data))
+		if err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%s: error %v, want %q", tt.name, err, tt.want)
+		}
+	}
+}

@@ -39,7 +39,7 @@ func (p *publisher) iterate(ctx context.Context) (*Result, error) {
 		return p.note(ctx, StatusSkipped, ActionSkipped, fmt.Sprintf("#%d was already attempted %d times (max-attempts %d)", job.PR, st.Attempts, p.cfg.MaxAttempts))
 	}
 	commit, err := p.gh.CommitFiles(ctx, job.Owner, job.Repo, ghapi.CommitRequest{
-		BaseSHA: b.BaseSHA, Branch: job.Branch, ExpectedHead: b.BaseSHA, Message: p.commitMessage(false), Changes: changes(b), ExpectedTree: b.TreeSHA,
+		BaseSHA: b.BaseSHA, Branch: job.Branch, ExpectedHead: b.BaseSHA, Message: p.commitMessage(false, 0, ""), Changes: changes(b), ExpectedTree: b.TreeSHA,
 	})
 	if errors.Is(err, ghapi.ErrHeadMoved) {
 		return p.note(ctx, StatusNotFixed, ActionHeadMoved, fmt.Sprintf("%s moved since the fix was made at %s: not committing over newer work; "+

@@ -52,17 +52,26 @@ func (p *publisher) propose(ctx context.Context, draft bool, why string) (*Resul
 		p.tracker = &Tracker{GH: p.gh, Owner: job.Owner, Repo: job.Repo, PR: open.Number}
 		return p.noFix(ctx, ActionNoFixFound, why, false)
 	}
-	// The follow-up cap (ci.go) counts per failure across attempts.
+	// The follow-up cap (ci.go) counts per failure across attempts; an
+	// attempt whose PR could not be opened counts through its commit.
 	st = state{Attempts: st.Attempts + 1, FailingSHA: b.BaseSHA, CI: ciState{FailSig: st.CI.FailSig, FailSeen: st.CI.FailSeen}}
 
-	exists := open != nil
-	if !exists {
-		_, err := p.gh.BranchHead(ctx, job.Owner, job.Repo, branch)
-		switch {
-		case err == nil:
-			exists = true
-		case !errors.Is(err, ghapi.ErrNotFound):
-			return nil, fmt.Errorf("publish: %w", err)
+	exists := open != nil || found.head != nil
+	headline := ""
+	if draft {
+		headline = "attempted fix, NOT validated (draft)"
+	}
+	body := report.Body(b, report.Options{Headline: headline})
+	if draft {
+		body = "> [!WARNING]\n> No validated fix: " + why + ". This draft shows what was tried.\n\n" + body
+	}
+	// The report goes beside the commit (a blob its message names), so a
+	// later run can open the PR for this commit with the same report if
+	// this one cannot: nothing paid for is lost.
+	reportBlob := ""
+	if !draft {
+		if reportBlob, err = p.gh.CreateBlob(ctx, job.Owner, job.Repo, []byte(cutUTF8(body, maxReportBlobBytes))); err != nil {
+			return p.failed(nil, fmt.Errorf("publish: %w", err))
 		}
 	}
 	// The fix branch is mini-agent's own: each attempt replaces it with one
@@ -71,7 +80,7 @@ func (p *publisher) propose(ctx context.Context, draft bool, why string) (*Resul
 	// whose answer was lost, a concurrent run) is taken over only if its
 	// head is mini-agent's commit for this failure.
 	commit, err := p.gh.CommitFiles(ctx, job.Owner, job.Repo, ghapi.CommitRequest{
-		BaseSHA: b.BaseSHA, Branch: branch, Message: p.commitMessage(draft), Changes: changes(b), ExpectedTree: b.TreeSHA,
+		BaseSHA: b.BaseSHA, Branch: branch, Message: p.commitMessage(draft, st.Attempts, reportBlob), Changes: changes(b), ExpectedTree: b.TreeSHA,
 		CreateBranch: !exists, Force: exists, AdoptMarker: p.trailer(),
 	})
 	if errors.Is(err, ghapi.ErrBranchExists) {
@@ -79,15 +88,7 @@ func (p *publisher) propose(ctx context.Context, draft bool, why string) (*Resul
 			"not overwriting it; delete or rename it for mini-agent to propose a fix: %w", branch, p.trailer(), err)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("publish: %w", err)
-	}
-	headline := ""
-	if draft {
-		headline = "attempted fix, NOT validated (draft)"
-	}
-	body := report.Body(b, report.Options{Headline: headline})
-	if draft {
-		body = "> [!WARNING]\n> No validated fix: " + why + ". This draft shows what was tried.\n\n" + body
+		return p.failed(nil, fmt.Errorf("publish: %w", err))
 	}
 	ci := p.initialCI(branch)
 	st.CI.Status, st.CI.Workflow = ci.Status, p.ciWorkflow
@@ -97,7 +98,7 @@ func (p *publisher) propose(ctx context.Context, draft bool, why string) (*Resul
 	if open != nil {
 		pr, err := p.gh.UpdatePR(ctx, job.Owner, job.Repo, open.Number, ghapi.PRUpdate{Title: &title, Body: &body})
 		if err != nil {
-			return nil, fmt.Errorf("publish: %w", err)
+			return p.failed(res, fmt.Errorf("publish: %w", err))
 		}
 		res.Action, res.PRNumber, res.PRURL = ActionPRUpdated, pr.Number, pr.HTMLURL
 		res.Reason = fmt.Sprintf("updated #%d with a new commit (attempt %d)", pr.Number, st.Attempts)
@@ -109,7 +110,7 @@ func (p *publisher) propose(ctx context.Context, draft bool, why string) (*Resul
 			pr, err = p.existingPR(ctx, branch, title, body, err)
 		}
 		if err != nil {
-			return nil, fmt.Errorf("publish: %w", err)
+			return p.failed(res, fmt.Errorf("publish: %w", err))
 		}
 		res.Action, res.PRNumber, res.PRURL = ActionPRCreated, pr.Number, pr.HTMLURL
 		res.Reason = fmt.Sprintf("opened #%d from %s into %s", pr.Number, branch, target)
@@ -158,6 +159,10 @@ func (p *publisher) existingPR(ctx context.Context, branch, title, body string, 
 type proposals struct {
 	open, latest *ghapi.PR
 	state        state
+	// head is the branch's head commit when the branch exists and has no
+	// open PR, and trailers what its message says.
+	head     *ghapi.CommitInfo
+	trailers commitTrailers
 }
 
 func lookup(ctx context.Context, gh GitHub, owner, repo, branch string) (*proposals, error) {
@@ -177,10 +182,29 @@ func lookup(ctx context.Context, gh GitHub, owner, repo, branch string) (*propos
 	switch {
 	case p.open != nil:
 		p.state = parseState(p.open.Body)
+		return p, nil
 	case p.latest != nil && !p.latest.Merged:
 		p.state = parseState(p.latest.Body)
+	case p.latest != nil:
+		// A merged fix ends the story: a recurrence starts counting again.
+		return p, nil
 	}
-	// A merged fix ends the story: a recurrence starts counting again.
+	// No open PR: the branch may hold a commit whose PR could not be
+	// opened; its trailers count that attempt (and may hold a validated fix).
+	head, err := gh.BranchHead(ctx, owner, repo, branch)
+	switch {
+	case errors.Is(err, ghapi.ErrNotFound):
+		return p, nil
+	case err != nil:
+		return nil, fmt.Errorf("publish: %w", err)
+	}
+	if p.head, err = gh.Commit(ctx, owner, repo, head); err != nil {
+		return nil, fmt.Errorf("publish: %w", err)
+	}
+	p.trailers = parseTrailers(p.head.Message)
+	if p.trailers.Attempt > p.state.Attempts {
+		p.state.Attempts = p.trailers.Attempt
+	}
 	return p, nil
 }
 
@@ -210,7 +234,7 @@ func (p *publisher) push(ctx context.Context) (*Result, error) {
 		return nil, errors.New("publish: the push policy needs a same-repository pull request")
 	}
 	commit, err := p.gh.CommitFiles(ctx, job.Owner, job.Repo, ghapi.CommitRequest{
-		BaseSHA: b.BaseSHA, Branch: job.Branch, ExpectedHead: b.BaseSHA, Message: p.commitMessage(false), Changes: changes(b), ExpectedTree: b.TreeSHA,
+		BaseSHA: b.BaseSHA, Branch: job.Branch, ExpectedHead: b.BaseSHA, Message: p.commitMessage(false, 0, ""), Changes: changes(b), ExpectedTree: b.TreeSHA,
 	})
 	if errors.Is(err, ghapi.ErrHeadMoved) {
 		why := fmt.Sprintf("%s moved since the fix was made at %s: not committing over newer work; run `/mini-agent fix` again", job.Branch, short(b.BaseSHA))
@@ -224,7 +248,7 @@ func (p *publisher) push(ctx context.Context) (*Result, error) {
 		return res, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("publish: %w", err)
+		return p.failed(nil, fmt.Errorf("publish: %w", err))
 	}
 	res := &Result{Status: StatusOf(b.Status, true), Action: ActionPushed, Branch: job.Branch, Commit: commit.SHA, PRNumber: job.PR, PRURL: job.PRURL,
 		Reason: fmt.Sprintf("committed %s on %s (#%d)", short(commit.SHA), job.Branch, job.PR)}
@@ -267,8 +291,11 @@ func (p *publisher) title(draft bool) string {
 	return cutUTF8(plain(t), maxTitleBytes)
 }
 
-// commitMessage ends with the trailer the router's loop guard looks for.
-func (p *publisher) commitMessage(draft bool) string {
+// commitMessage ends with the trailer the router's loop guard looks for,
+// then (for a proposal's attempt) the attempt number, the validated tree
+// (not for a draft), the report blob and the run: what a later run needs to
+// publish this commit without a new model run.
+func (p *publisher) commitMessage(draft bool, attempt int, reportBlob string) string {
 	var w strings.Builder
 	w.WriteString(p.title(draft))
 	w.WriteString("\n\n")
@@ -286,7 +313,33 @@ func (p *publisher) commitMessage(draft bool) string {
 		w.WriteString("\n\n")
 	}
 	w.WriteString(p.trailer() + "\n")
+	if attempt > 0 {
+		fmt.Fprintf(&w, "%s %d\n", trailerAttempt, attempt)
+		if !draft && isHex(p.b.TreeSHA) {
+			fmt.Fprintf(&w, "%s %s\n", trailerValidated, p.b.TreeSHA)
+		}
+		if reportBlob != "" {
+			fmt.Fprintf(&w, "%s %s\n", trailerReport, reportBlob)
+		}
+		if u := p.b.Extra.RunURL; strings.HasPrefix(u, "https://") && !strings.ContainsAny(u, " \n") {
+			fmt.Fprintf(&w, "%s %s\n", trailerRun, u)
+		}
+	}
 	return w.String()
+}
+
+// maxReportBlobBytes bounds the report stored beside a commit (GitHub's PR
+// body limit is 65,536 characters; the CI section and marker are added).
+const maxReportBlobBytes = 60_000
+
+// failed is a publishing failure: res (the branch and commit, when the
+// commit landed) with status failed and err; Publish explains the refusal.
+func (p *publisher) failed(res *Result, err error) (*Result, error) {
+	if res == nil {
+		res = &Result{}
+	}
+	res.Status, res.Action = StatusFailed, ActionFailed
+	return res, err
 }
 
 // trailer is the commit message's last line: it names the failure, so the

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"sort"
 	"strings"
 
@@ -31,12 +32,25 @@ func Annotate(b *bundle.Bundle, job *route.Job) {
 	b.Branch = job.Branch
 }
 
-// Precheck tells, before any model call, whether a proposal for this failure
-// would be refused anyway (closed without merging at this commit, or
-// max-attempts reached). b needs the signature, base SHA and Extra (see
-// Annotate). It returns nil when the run should go ahead.
-func Precheck(ctx context.Context, gh GitHub, job *route.Job, cfg *config.Config, b *bundle.Bundle) (*Result, error) {
-	if job.Write != route.WritePropose || job.Branch == "" {
+// Precheck tells, before any model call, whether the run should go ahead:
+// a proposal for this failure would be refused anyway (closed without
+// merging at this commit, max-attempts reached: a skip), publishing would
+// be refused (a read-only token, a ruleset: a Result of status failed with
+// its Refusal), or an earlier run left a validated fix for this failure on
+// the fix branch without a PR (the PR is opened for it: status fixed,
+// Recovered; a refusal again is status failed and the error). b needs the
+// base SHA and Extra (see Annotate), and the signature when the failure is
+// known before the run ("" when the test command is to find it). It
+// returns nil when the run should go ahead.
+func Precheck(ctx context.Context, gh GitHub, job *route.Job, cfg *config.Config, b *bundle.Bundle, log io.Writer) (*Result, error) {
+	if log == nil {
+		log = io.Discard
+	}
+	logf := func(format string, args ...any) { fmt.Fprintf(log, format+"\n", args...) }
+	switch {
+	case job.Write == route.WritePush && job.Branch != "":
+		return preflight(ctx, gh, job, cfg, job.Branch, true, false)
+	case job.Write != route.WritePropose || job.Branch == "":
 		return nil, nil
 	}
 	if why, err := notABranch(ctx, gh, job); why != "" || err != nil {
@@ -45,15 +59,30 @@ func Precheck(ctx context.Context, gh GitHub, job *route.Job, cfg *config.Config
 		}
 		return &Result{Status: StatusSkipped, Action: ActionSkipped, Reason: why, PRNumber: job.PR, PRURL: job.PRURL}, nil
 	}
+	if b.Signature == "" {
+		// The branch is named after the failure the run will find; the
+		// rulesets are read for the policy's prefix.
+		return preflight(ctx, gh, job, cfg, FixBranch(cfg.BranchPrefix, strings.Repeat("0", keyLen)), false, false)
+	}
 	branch := FixBranch(cfg.BranchPrefix, Key(job.Branch, b))
 	found, err := lookup(ctx, gh, job.Owner, job.Repo, branch)
 	if err != nil {
 		return nil, err
 	}
+	if found.open == nil && found.latest != nil && !found.latest.Merged && found.state.FailingSHA == b.BaseSHA {
+		return &Result{Status: StatusSkipped, Action: ActionSkipped, Reason: found.refusal(b.BaseSHA, cfg.MaxAttempts, branch), Branch: branch,
+			PRNumber: job.PR, PRURL: job.PRURL}, nil
+	}
+	if found.open == nil && validatedFix(found.head, found.trailers, b.Signature, b.BaseSHA) {
+		logf("publish: %s holds a validated fix for this failure (%s) without a pull request: opening one for it, no model call",
+			branch, short(found.head.SHA))
+		return recoverFix(ctx, gh, job, cfg, b, branch, found, logf)
+	}
 	if no := found.refusal(b.BaseSHA, cfg.MaxAttempts, branch); no != "" {
 		return &Result{Status: StatusSkipped, Action: ActionSkipped, Reason: no, Branch: branch, PRNumber: job.PR, PRURL: job.PRURL}, nil
 	}
-	return nil, nil
+	exists := found.open != nil || found.head != nil
+	return preflight(ctx, gh, job, cfg, branch, exists, exists)
 }
 
 func contains(list []string, s string) bool {

@@ -99,6 +99,11 @@ type GitHub interface {
 	UpdatePR(ctx context.Context, owner, repo string, number int, u ghapi.PRUpdate) (*ghapi.PR, error)
 	RequestReviewers(ctx context.Context, owner, repo string, number int, users, teams []string) error
 	FileAtRef(ctx context.Context, owner, repo, path, ref string) ([]byte, error)
+	Commit(ctx context.Context, owner, repo, sha string) (*ghapi.CommitInfo, error)
+	CreateBlob(ctx context.Context, owner, repo string, content []byte) (string, error)
+	Blob(ctx context.Context, owner, repo, sha string) ([]byte, error)
+	BranchRules(ctx context.Context, owner, repo, branch string) ([]ghapi.BranchRule, error)
+	GetRuleset(ctx context.Context, owner, repo string, id int64) (*ghapi.Ruleset, error)
 	CommentAPI
 }
 
@@ -137,6 +142,14 @@ type Result struct {
 	// CIWorkflow is the workflow to dispatch on Branch (ProveCI), "" when
 	// none is known.
 	CIWorkflow string
+	// Refusal is set when GitHub refused a write for a reason a maintainer
+	// can change (Status failed): what to change, and where.
+	Refusal *Refusal
+	// Recovered: the PR was opened for a validated commit an earlier run
+	// left on the fix branch; no model ran for it.
+	Recovered bool
+	// BeforeModel: Precheck found the refusal before any model call.
+	BeforeModel bool
 }
 
 type publisher struct {
@@ -152,9 +165,54 @@ type publisher struct {
 
 // Publish writes the bundle to GitHub as the job's write policy allows. A
 // bundle the policy refuses gives an error wrapping ErrRefused and writes
-// nothing. API failures are errors too; every other outcome (skips, head
-// moved, no validated fix) is a Result.
+// nothing. API failures are errors too, with a Result of status failed that
+// keeps what was written (the branch and commit of a fix whose PR could not
+// be opened) and, for a refusal a maintainer can fix, its Refusal; every
+// other outcome (skips, head moved, no validated fix) is a Result.
 func Publish(ctx context.Context, gh GitHub, req Request) (*Result, error) {
+	res, err := publish(ctx, gh, req)
+	if err == nil {
+		if res != nil && req.Log != nil {
+			fmt.Fprintf(req.Log, "publish: %s (%s): %s\n", res.Status, res.Action, res.Reason)
+		}
+		return res, nil
+	}
+	if res == nil {
+		res = &Result{Status: StatusFailed, Action: ActionFailed}
+	}
+	res.Status = StatusFailed
+	if req.Config != nil {
+		// The branch the failed write was for (the ruleset advice).
+		branch := res.Branch
+		if branch == "" && req.Job != nil && req.Bundle != nil && req.Job.Write == route.WritePropose {
+			branch = FixBranch(req.Config.BranchPrefix, Key(req.Job.Branch, req.Bundle))
+		}
+		res.Refusal = Explain(err, req.Config, branch)
+	}
+	res.Reason = failureReason(res, err)
+	if req.Log != nil {
+		fmt.Fprintf(req.Log, "publish: %s (%s): %s\n", res.Status, res.Action, res.Reason)
+	}
+	return res, err
+}
+
+// failureReason says what failed, what GitHub answered and what to change,
+// and where the validated fix is when it was committed.
+func failureReason(res *Result, err error) string {
+	var w strings.Builder
+	if res.Refusal != nil {
+		w.WriteString(res.Refusal.Line())
+	} else {
+		w.WriteString(err.Error())
+	}
+	if res.Branch != "" && res.Commit != "" {
+		fmt.Fprintf(&w, " The validated fix is committed on branch `%s` (%s): once this is fixed, rerun the job, and it opens the "+
+			"pull request for that commit without calling the model again.", res.Branch, short(res.Commit))
+	}
+	return w.String()
+}
+
+func publish(ctx context.Context, gh GitHub, req Request) (*Result, error) {
 	b, job, cfg := req.Bundle, req.Job, req.Config
 	if b == nil || job == nil || cfg == nil {
 		return nil, errors.New("publish: bundle, job and config are required")
@@ -216,7 +274,6 @@ func Publish(ctx context.Context, gh GitHub, req Request) (*Result, error) {
 	}
 	if res != nil {
 		res.Size = size
-		p.logf("publish: %s (%s): %s", res.Status, res.Action, res.Reason)
 	}
 	return res, err
 }

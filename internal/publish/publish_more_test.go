@@ -188,19 +188,19 @@ func TestPrecheckAndAnnotate(t *testing.T) {
 		t.Errorf("Extra = %+v, branch %q", b.Extra, b.Branch)
 	}
 	stub := &bundle.Bundle{Signature: b.Signature, BaseSHA: f.head, Extra: b.Extra}
-	if res, err := publish.Precheck(t.Context(), f.gh, job, config.Default(), stub); res != nil || err != nil {
+	if res, err := publish.Precheck(t.Context(), f.gh, job, config.Default(), stub, nil); res != nil || err != nil {
 		t.Fatalf("fresh failure: %+v, %v", res, err)
 	}
 	res, err := publish.Publish(t.Context(), f.gh, publish.Request{Bundle: b, Job: job, Config: config.Default()})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res, err := publish.Precheck(t.Context(), f.gh, job, config.Default(), stub); res != nil || err != nil {
+	if res, err := publish.Precheck(t.Context(), f.gh, job, config.Default(), stub, nil); res != nil || err != nil {
 		t.Errorf("open PR (a rerun updates it): %+v, %v", res, err)
 	}
 	closePR(t, f, res.PRNumber)
 	before := len(f.s.Requests())
-	got, err := publish.Precheck(t.Context(), f.gh, job, config.Default(), stub)
+	got, err := publish.Precheck(t.Context(), f.gh, job, config.Default(), stub, nil)
 	if err != nil || got == nil || got.Status != publish.StatusSkipped || !strings.Contains(got.Reason, "closed without merging") {
 		t.Errorf("closed PR: %+v, %v", got, err)
 	}
@@ -209,13 +209,13 @@ func TestPrecheckAndAnnotate(t *testing.T) {
 			t.Errorf("Precheck wrote: %s %s", r.Method, r.Path)
 		}
 	}
-	if res, _ := publish.Precheck(t.Context(), f.gh, f.job(route.WritePush), config.Default(), stub); res != nil {
+	if res, _ := publish.Precheck(t.Context(), f.gh, f.job(route.WritePush), config.Default(), stub, nil); res != nil {
 		t.Errorf("push policy pre-checked: %+v", res)
 	}
 	// A run on a tag is skipped before any model call.
 	tagJob := f.job(route.WritePropose)
 	tagJob.Branch = "v1.2.3"
-	if got, err := publish.Precheck(t.Context(), f.gh, tagJob, config.Default(), stub); err != nil || got == nil || !strings.Contains(got.Reason, "not a branch") {
+	if got, err := publish.Precheck(t.Context(), f.gh, tagJob, config.Default(), stub, nil); err != nil || got == nil || !strings.Contains(got.Reason, "not a branch") {
 		t.Errorf("tag run: %+v, %v", got, err)
 	}
 }

@@ -73,7 +73,7 @@ func TestProposeAfterALostBranchCreateAnswer(t *testing.T) {
 		t.Fatalf("PRs = %+v, want #7 and one proposal from %s", pulls, branch)
 	}
 	ref := "/git/ref/heads/" + branch
-	want := []string{"GET /git/ref/heads/feature/parser", "GET /pulls", "GET " + ref, "GET /git/commits/" + f.head,
+	want := []string{"GET /git/ref/heads/feature/parser", "GET /pulls", "GET " + ref, "POST /git/blobs" /* the report */, "GET /git/commits/" + f.head,
 		"POST /git/blobs", "POST /git/blobs", "POST /git/blobs", "POST /git/trees",
 		"POST /git/commits", "POST /git/refs", "POST /git/refs", "GET " + ref, "POST /pulls"}
 	if got := gitTrail(f); !slices.Equal(got, want) {
@@ -110,7 +110,7 @@ func TestProposeTakesOverItsOwnBranchThatAppeared(t *testing.T) {
 		t.Fatalf("%d PRs, result %+v", len(pulls), res)
 	}
 	ref := "/git/ref/heads/" + branch
-	want := []string{"GET /git/ref/heads/feature/parser", "GET /pulls", "GET " + ref, "GET /git/commits/" + f.head,
+	want := []string{"GET /git/ref/heads/feature/parser", "GET /pulls", "GET " + ref, "POST /git/blobs" /* the report */, "GET /git/commits/" + f.head,
 		"POST /git/blobs", "POST /git/blobs", "POST /git/blobs", "POST /git/trees",
 		"POST /git/commits", "POST /git/refs", "GET " + ref, "GET /git/commits/" + other, "PATCH /git/refs/heads/" + branch, "POST /pulls"}
 	if got := gitTrail(f); !slices.Equal(got, want) {
@@ -130,7 +130,7 @@ func TestProposeLeavesAForeignBranchAlone(t *testing.T) {
 		foreign := f.s.Commit(repo, branch, msg, map[string]string{"NOTES.md": "mine\n"})
 		gh := faultyClient(t, f, ghtest.Fault{Method: "GET", Path: "/repos/octo-org/hello-world/git/ref/heads/" + branch, Status: http.StatusNotFound})
 		res, err := publish.Publish(t.Context(), gh, publish.Request{Bundle: b, Job: job, Config: config.Default()})
-		if !errors.Is(err, ghapi.ErrBranchExists) || res != nil {
+		if !errors.Is(err, ghapi.ErrBranchExists) || res == nil || res.Status != publish.StatusFailed || res.Branch != "" {
 			t.Fatalf("Publish = %+v, %v; want ErrBranchExists", res, err)
 		}
 		for _, want := range []string{branch + " exists and is not mini-agent's branch for this failure", "not overwriting it", foreign} {

@@ -84,3 +84,55 @@ func TestRouteScheduleRefreshes(t *testing.T) {
 		}
 	}
 }
+
+// TestRouteFollowUpCustomPrefix: with a custom branch-prefix, CI on
+// mini-agent's own branch updates its PR instead of being refused by the
+// loop guard: a success recognized by the head commit's trailer (the payload
+// as GitHub sends it for a dispatched run), a failure after someone pushed
+// to the branch (no trailer) by the prefix. A branch with the default
+// prefix is then an ordinary branch: its failure is fixed.
+func TestRouteFollowUpCustomPrefix(t *testing.T) {
+	t.Parallel()
+	const branch = "bots/fixer/fix-0123456789"
+	policy := "branch-prefix: bots/fixer/\n"
+	t.Run("success, trailer", func(t *testing.T) {
+		t.Parallel()
+		w := newWorld(t, setup{policy: policy})
+		w.s.Push(repoName, branch, map[string]string{"fix.go": "package hello\n"})
+		n := w.s.AddPR(repoName, ghtest.PR{Title: "mini-agent: fix", Head: branch, Base: "feature/parser",
+			Body: "<!-- mini-agent:state attempts=1 failing-sha=" + w.head + " ci=pending -->"})
+		d, _, err := w.router().Route(t.Context(), w.event(t, "workflow_run", "workflow_run_custom_prefix.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if j := d.Job; j == nil || !j.FollowUp || j.PR != n || j.Conclusion != "success" || j.Write != route.WriteNone {
+			t.Fatalf("decision %+v job %+v", d, d.Job)
+		}
+	})
+	t.Run("failure, pushed by a person", func(t *testing.T) {
+		t.Parallel()
+		w := newWorld(t, setup{policy: policy})
+		w.s.Push(repoName, branch, map[string]string{"fix.go": "package hello\n"})
+		n := w.s.AddPR(repoName, ghtest.PR{Title: "mini-agent: fix", Head: branch, Base: "feature/parser"})
+		ev := ownBranchRun(t, w, branch, "failure", repoName)
+		d, _, err := w.router().Route(t.Context(), ev)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if j := d.Job; j == nil || !j.FollowUp || j.PR != n || len(j.FailedJobs) != 1 {
+			t.Fatalf("decision %+v job %+v", d, d.Job)
+		}
+	})
+	t.Run("the default prefix is an ordinary branch", func(t *testing.T) {
+		t.Parallel()
+		w := newWorld(t, setup{policy: policy})
+		w.s.Push(repoName, "mini-agent/notes", map[string]string{"notes.go": "package hello\n"})
+		d, _, err := w.router().Route(t.Context(), ownBranchRun(t, w, "mini-agent/notes", "failure", repoName))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if j := d.Job; j == nil || j.FollowUp || j.Write != route.WritePropose || j.Source != route.SourceRun {
+			t.Fatalf("decision %+v job %+v", d, d.Job)
+		}
+	})
+}

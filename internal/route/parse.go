@@ -50,6 +50,9 @@ type Trigger struct {
 	headSHA, branch  string
 	headRepo         string
 	prNumbers        []int
+	headMessage      string // the run's head commit message (workflow_run)
+	fromRun          bool   // a workflow_run event: follow-up or fix, once the policy's prefix is known
+	closed           bool   // the comment's pull request is closed (issue_comment)
 	source           Source
 	failureLog       string
 	comment          *commentInfo
@@ -70,6 +73,7 @@ type commentInfo struct {
 type payload struct {
 	Action     string `json:"action"`
 	Repository struct {
+		ID            int64  `json:"id"`
 		FullName      string `json:"full_name"`
 		DefaultBranch string `json:"default_branch"`
 	} `json:"repository"`
@@ -89,6 +93,7 @@ type payload struct {
 	Issue *struct {
 		Number      int             `json:"number"`
 		State       string          `json:"state"`
+		HTMLURL     string          `json:"html_url"`
 		PullRequest json.RawMessage `json:"pull_request"`
 	} `json:"issue"`
 	Comment *struct {
@@ -119,8 +124,37 @@ type payload struct {
 	HeadCommit *commitMs      `json:"head_commit"`
 }
 
+// prRef is an entry of a run's pull_requests: GitHub lists the PRs whose
+// head matches the run's, which may belong to another repository (a fork's
+// own PRs): only base tells.
 type prRef struct {
 	Number int `json:"number"`
+	Base   *struct {
+		Repo *struct {
+			ID   int64  `json:"id"`
+			URL  string `json:"url"`
+			Name string `json:"name"`
+		} `json:"repo"`
+	} `json:"base"`
+}
+
+// inRepo reports whether the PR's base is the repository owner/name (id
+// when both are known, else the API URL); an entry without a base is
+// taken to be (the number is checked against the branch when read).
+func (r prRef) inRepo(id int64, owner, name string) bool {
+	if r.Base == nil || r.Base.Repo == nil {
+		return true
+	}
+	b := r.Base.Repo
+	switch {
+	case id != 0 && b.ID != 0:
+		return b.ID == id
+	case b.URL != "":
+		return strings.HasSuffix(strings.ToLower(b.URL), strings.ToLower("/repos/"+owner+"/"+name))
+	case b.Name != "":
+		return strings.EqualFold(b.Name, name)
+	}
+	return true
 }
 
 type repoRef struct {
@@ -184,7 +218,7 @@ func Parse(ev Event) (*Trigger, Decision, error) {
 		case "":
 			return nil, Decision{}, fmt.Errorf("%w: GITHUB_EVENT_NAME is empty", ErrEvent)
 		}
-		return nil, skip(0, "mode flaky runs on schedule or workflow_dispatch only, not on %s: use a separate workflow with `on: schedule` (see the README, \"Flaky tests on a schedule\")", ev.Name), nil
+		return nil, skip(0, "mode flaky runs on schedule or workflow_dispatch only, not on %s: use a separate workflow with `on: schedule` (see docs/flaky.md, \"Flaky tests on a schedule\")", ev.Name), nil
 	}
 	var d Decision
 	switch ev.Name {
@@ -236,32 +270,62 @@ func (t *Trigger) parseRun(p *payload) (Decision, error) {
 	if p.Action != "completed" {
 		return skip(0, "workflow run %d is %s, not completed", r.ID, orDash(p.Action)), nil
 	}
-	if head := knownHeadRepo(r.HeadRepository); strings.HasPrefix(r.HeadBranch, config.DefaultBranchPrefix) &&
-		strings.EqualFold(head, t.owner+"/"+t.repo) {
-		// CI on mini-agent's own branch (a run it dispatched): the PR it
-		// belongs to is updated; never a fix of mini-agent's own branch.
+	head := knownHeadRepo(r.HeadRepository)
+	t.fromRun, t.kind, t.source = true, kindRun, SourceRun
+	t.runID, t.runURL, t.workflow, t.workflowID, t.conclusion = r.ID, r.HTMLURL, r.Name, r.WorkflowID, r.Conclusion
+	t.headSHA, t.branch, t.headRepo, t.headMessage = r.HeadSHA, r.HeadBranch, head, commitMessage(r.HeadCommit)
+	for _, pr := range r.PullRequests {
+		if pr.inRepo(p.Repository.ID, t.owner, t.repo) {
+			t.prNumbers = append(t.prNumbers, pr.Number)
+		}
+	}
+	t.describe = fmt.Sprintf("workflow %q run %d failed on %s", r.Name, r.ID, r.HeadBranch)
+	if t.ownBranchCandidate() {
+		// Maybe CI on mini-agent's own branch (a run it dispatched, or its
+		// commit): the PR it belongs to is updated, never fixed. Whether it
+		// is depends on the policy's branch-prefix (Authorize): this repository's
+		// branch with the default prefix, or whose head is mini-agent's commit.
 		if r.Conclusion == "" {
 			return skip(0, "workflow run %d on %s completed without a conclusion", r.ID, r.HeadBranch), nil
 		}
-		t.kind, t.runID, t.runURL, t.workflow, t.workflowID = kindFollowUp, r.ID, r.HTMLURL, r.Name, r.WorkflowID
-		t.headSHA, t.branch, t.headRepo, t.conclusion = r.HeadSHA, r.HeadBranch, head, r.Conclusion
-		t.describe = fmt.Sprintf("workflow %q run %d %s on mini-agent's branch %s", r.Name, r.ID, r.Conclusion, r.HeadBranch)
 		return Decision{}, nil
 	}
 	if d := conclusionSkip(r.ID, r.Conclusion); d.Reason != "" {
 		return d, nil
 	}
-	t.kind, t.runID, t.runURL, t.workflow, t.workflowID = kindRun, r.ID, r.HTMLURL, r.Name, r.WorkflowID
-	t.headSHA, t.branch, t.headRepo = r.HeadSHA, r.HeadBranch, knownHeadRepo(r.HeadRepository)
-	for _, pr := range r.PullRequests {
-		t.prNumbers = append(t.prNumbers, pr.Number)
-	}
-	t.source = SourceRun
-	t.describe = fmt.Sprintf("workflow %q run %d failed on %s", r.Name, r.ID, r.HeadBranch)
-	if d := loopGuard(t.branch, config.DefaultBranchPrefix, commitMessage(r.HeadCommit)); d.Reason != "" {
+	if d := loopGuard(t.branch, config.DefaultBranchPrefix, t.headMessage); d.Reason != "" {
 		return d, nil
 	}
 	return Decision{}, nil
+}
+
+// ownBranchCandidate: a run of this repository on a branch that looks like
+// mini-agent's before the policy is read (the default prefix, or a head
+// commit with mini-agent's trailer, whatever the prefix).
+func (t *Trigger) ownBranchCandidate() bool {
+	return !t.isFork() && (strings.HasPrefix(t.branch, config.DefaultBranchPrefix) || strings.Contains(t.headMessage, CommitTrailer))
+}
+
+// settleRun decides, once the policy's branch-prefix is known, whether a
+// workflow_run is a follow-up on mini-agent's own branch (this repository,
+// the prefix) or a failure to fix; "" to go on, else why it is refused.
+func (t *Trigger) settleRun(prefix string) string {
+	if !t.isFork() && t.branch != "" && strings.HasPrefix(t.branch, prefix) {
+		t.kind = kindFollowUp
+		t.describe = fmt.Sprintf("workflow %q run %d %s on mini-agent's branch %s", t.workflow, t.runID, t.conclusion, t.branch)
+		return ""
+	}
+	if !t.ownBranchCandidate() {
+		return ""
+	}
+	// Looked like mini-agent's branch, but is not under this policy.
+	if d := conclusionSkip(t.runID, t.conclusion); d.Reason != "" {
+		return fmt.Sprintf("branch %s does not have the policy's branch prefix %s, so it is not mini-agent's branch; %s", t.branch, prefix, d.Reason)
+	}
+	if d := loopGuard("", prefix, t.headMessage); d.Reason != "" {
+		return d.Reason
+	}
+	return ""
 }
 
 // conclusionSkip says why a completed run is not fixed, "" for failures.
@@ -320,10 +384,10 @@ func (t *Trigger) parseComment(p *payload) (Decision, error) {
 	case !contains(config.AllowableAssociations, ci.association):
 		return skip(0, "commenter %s has association %s: commands need OWNER, MEMBER or COLLABORATOR", u.Login, orDash(ci.association)), nil
 	}
-	if p.Issue.State == "closed" {
-		return skip(0, "pull request #%d is closed", p.Issue.Number), nil
-	}
-	t.kind, t.comment, t.prNumber = kindPR, ci, p.Issue.Number
+	// A closed PR's command is answered (why nothing runs) once the
+	// commenter is known to be allowed: routing goes on.
+	t.closed = p.Issue.State == "closed"
+	t.kind, t.comment, t.prNumber, t.prURL = kindPR, ci, p.Issue.Number, p.Issue.HTMLURL
 	t.describe = fmt.Sprintf("`%s %s` by @%s on #%d", CommandPrefix, cmd.Verb, u.Login, p.Issue.Number)
 	switch cmd.Verb {
 	case "help":
@@ -412,6 +476,11 @@ func (t *Trigger) parsePullRequest(p *payload) (Decision, error) {
 	pr := p.PullRequest
 	if pr == nil {
 		return Decision{}, fmt.Errorf("%w: pull_request payload without pull_request", ErrEvent)
+	}
+	if p.Action == "closed" {
+		// A workflow on `pull_request: types: [closed]` runs after a merge or
+		// a close: there is no open PR left to propose a fix to.
+		return skip(0, "pull request #%d was closed: mini-agent does not fix a closed pull request (a merged change's failures are fixed from the push to its base branch)", pr.Number), nil
 	}
 	head := ""
 	if pr.Head.Repo != nil {

@@ -2,6 +2,7 @@ package route
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -22,11 +23,10 @@ func (t *Trigger) Authorize(cfg *config.Config) string {
 			return fmt.Sprintf("commenter %s has association %s; the policy allows %s", c.login, c.association, strings.Join(cfg.Associations, ", "))
 		}
 	}
-	if t.kind == kindFollowUp {
-		if !strings.HasPrefix(t.branch, cfg.BranchPrefix) {
-			return fmt.Sprintf("branch %s does not have the policy's branch prefix %s: not mini-agent's branch", t.branch, cfg.BranchPrefix)
+	if t.fromRun {
+		if why := t.settleRun(cfg.BranchPrefix); why != "" || t.kind == kindFollowUp {
+			return why
 		}
-		return ""
 	}
 	if t.branch != "" && strings.HasPrefix(t.branch, cfg.BranchPrefix) {
 		return loopGuard(t.branch, cfg.BranchPrefix, "").Reason
@@ -100,11 +100,22 @@ func (t *Trigger) Resolve(ctx context.Context, gh GitHub, cfg *config.Config) (D
 			return Decision{}, err
 		}
 	case kindPR:
+		if t.comment != nil && t.closed && !t.help {
+			// The payload says closed: answer the person who asked.
+			job.PR, job.PRURL = t.prNumber, t.prURL
+			d := stop(job, "%s", closedReason(t.prNumber, "closed"))
+			d.Stage = 1
+			return d, nil
+		}
 		if pr, err = gh.PullRequest(ctx, t.owner, t.repo, t.prNumber); err != nil {
 			return Decision{}, fmt.Errorf("route: %w", err)
 		}
-		if pr.State != "open" {
-			return skip(2, "pull request #%d is %s", pr.Number, pr.State), nil
+		if pr.State != "open" && !t.help {
+			if t.comment == nil {
+				return skip(2, "pull request #%d is %s", pr.Number, pr.State), nil
+			}
+			job.PR, job.PRURL = pr.Number, pr.HTMLURL
+			return stop(job, "%s", closedReason(pr.Number, pr.State)), nil
 		}
 		job.HeadSHA, job.Branch, job.HeadRepo = pr.HeadSHA, pr.HeadRef, pr.HeadRepo
 		t.branch, t.headRepo = pr.HeadRef, pr.HeadRepo
@@ -145,6 +156,12 @@ func (t *Trigger) Resolve(ctx context.Context, gh GitHub, cfg *config.Config) (D
 	return d, nil
 }
 
+// closedReason is the answer to a command on a pull request that is not
+// open.
+func closedReason(n int, state string) string {
+	return fmt.Sprintf("pull request #%d is %s: mini-agent fixes and explains open pull requests only; reopen it and comment again", n, state)
+}
+
 // maxLinkedPRs bounds the PRs of a run's pull_requests list that are read.
 const maxLinkedPRs = 3
 
@@ -162,6 +179,11 @@ func (t *Trigger) runPR(ctx context.Context, gh GitHub) (*ghapi.PR, error) {
 			continue
 		}
 		pr, err := gh.PullRequest(ctx, t.owner, t.repo, n)
+		if errors.Is(err, ghapi.ErrNotFound) {
+			// Not a PR of this repository (a fork's own PR the payload
+			// lists): the branch's PR is looked up below.
+			continue
+		}
 		if err != nil {
 			return nil, fmt.Errorf("route: %w", err)
 		}

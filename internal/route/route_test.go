@@ -154,9 +154,26 @@ func TestRouteEvents(t *testing.T) {
 		// A run on mini-agent's own branch is a follow-up (its PR is updated),
 		// never a fix; without an open PR there is nothing to update.
 		{name: "run on own branch", event: "workflow_run", fixture: "workflow_run_own_branch.json", wantSkip: "no open pull request", wantStage: 2},
-		{name: "run on own commit", event: "workflow_run", fixture: "workflow_run_own_commit.json", wantSkip: "loop guard"},
+		// A head commit with mini-agent's trailer may be a custom-prefix branch
+		// of mini-agent's (a follow-up) or its push on a PR's branch: the policy
+		// tells; here the branch is not mini-agent's, so the loop guard holds.
+		{name: "run on own commit", event: "workflow_run", fixture: "workflow_run_own_commit.json", wantSkip: "loop guard", wantStage: 1},
+		// With branch-prefix feature/, feature/parser is mini-agent's branch: a
+		// failure there updates its PR (a follow-up), never starts a fix.
 		{name: "run on custom prefix", event: "workflow_run", fixture: "workflow_run_failure.json",
-			setup: setup{policy: "branch-prefix: feature/\n"}, wantSkip: "loop guard", wantStage: 1},
+			setup: setup{policy: "branch-prefix: feature/\n"}, wantStage: 2, wantMode: agent.ModeExplain, wantWrite: route.WriteNone, wantSource: route.SourceRun,
+			check: func(t *testing.T, j *route.Job) {
+				wantFields(t, j, &route.Job{FollowUp: true, PR: 7, Conclusion: "failure"}, "FollowUp", "PR", "Conclusion")
+			}},
+		// GitHub lists in pull_requests the PRs whose head matches the run's,
+		// including a fork's own PRs (base: the fork). #3 here is not this
+		// repository's PR: the branch's PR (#7, from mallory:patch-1) is used.
+		{name: "run from fork linked to the fork's own PR", event: "workflow_run", fixture: "workflow_run_fork_foreign_pr.json",
+			setup:     setup{policy: "allow-forks: true\n", forkPR: true},
+			wantStage: 2, wantMode: agent.ModeFix, wantWrite: route.WriteComment, wantSource: route.SourceRun,
+			check: func(t *testing.T, j *route.Job) {
+				wantFields(t, j, &route.Job{Fork: true, PR: 7}, "Fork", "PR")
+			}},
 		{name: "run from fork refused", event: "workflow_run", fixture: "workflow_run_fork.json",
 			wantSkip: "fork mallory/hello-world", wantStage: 1},
 		{name: "run from fork allowed", event: "workflow_run", fixture: "workflow_run_fork.json",
@@ -248,6 +265,9 @@ func TestRouteEvents(t *testing.T) {
 			}},
 		{name: "comment on closed PR", event: "issue_comment", fixture: "issue_comment_member.json",
 			setup: setup{prState: "closed"}, wantSkip: "is closed", wantStage: 2},
+		// The payload already says closed: no request for the PR.
+		{name: "comment on a PR the payload says is closed", event: "issue_comment", fixture: "issue_comment_closed_pr.json",
+			setup: setup{prState: "closed"}, wantSkip: "#7 is closed: mini-agent fixes and explains open pull requests only", wantStage: 1},
 
 		{name: "dispatch run", event: "workflow_dispatch", fixture: "workflow_dispatch_run.json",
 			wantStage: 2, wantMode: agent.ModeFix, wantWrite: route.WritePropose, wantSource: route.SourceRun,
@@ -277,6 +297,7 @@ func TestRouteEvents(t *testing.T) {
 		{name: "in-job pull_request explain mode", event: "pull_request", fixture: "pull_request.json", mode: "explain",
 			wantStage: 2, wantMode: agent.ModeExplain, wantWrite: route.WriteNone, wantSource: route.SourceTest},
 		{name: "in-job fork pull_request", event: "pull_request", fixture: "pull_request_fork.json", wantSkip: "comes from a fork"},
+		{name: "in-job pull_request closed", event: "pull_request", fixture: "pull_request_closed.json", wantSkip: "was closed"},
 		{name: "pull_request_target", event: "pull_request_target", fixture: "pull_request.json", wantSkip: "not supported"},
 		{name: "other event", event: "release", fixture: "push.json", wantSkip: "not one mini-agent handles"},
 	}
@@ -410,5 +431,58 @@ func TestRouteErrors(t *testing.T) {
 		if !errors.Is(err, route.ErrEvent) {
 			t.Errorf("%s %s mode %q: err = %v, want ErrEvent", ev.Name, ev.Payload, ev.Mode, err)
 		}
+	}
+}
+
+// TestRouteClosedPRCommandIsAnswered: an allowed person's command on a
+// closed PR is refused with a job to answer on (About: the PR and the
+// comment), whether the payload or the API says closed; help is answered.
+func TestRouteClosedPRCommandIsAnswered(t *testing.T) {
+	t.Parallel()
+	for _, fixture := range []string{"issue_comment_member.json", "issue_comment_closed_pr.json"} {
+		w := newWorld(t, setup{prState: "closed"})
+		d, _, err := w.router().Route(t.Context(), w.event(t, "issue_comment", fixture))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !d.Skipped() || d.About == nil || d.About.PR != 7 || d.About.CommentID == 0 || d.About.PRURL == "" {
+			t.Errorf("%s: decision %+v about %+v: want a refusal to answer on #7", fixture, d, d.About)
+		}
+	}
+	w := newWorld(t, setup{prState: "closed"})
+	d, _, err := w.router().Route(t.Context(), w.event(t, "issue_comment", "issue_comment_help.json"))
+	if err != nil || d.Job == nil || !d.Job.Help || d.Job.PR != 7 {
+		t.Errorf("help on a closed PR: %+v, %v", d, err)
+	}
+}
+
+// TestRouteForeignLinkedPRIsNotRead: a pull_requests entry whose base is
+// another repository is never read from this one (it would be another PR,
+// or a 404 that failed the run); one whose base is unknown and that is not
+// found falls back to the branch's PR too.
+func TestRouteForeignLinkedPRIsNotRead(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t, setup{policy: "allow-forks: true\n", forkPR: true})
+	d, _, err := w.router().Route(t.Context(), w.event(t, "workflow_run", "workflow_run_fork_foreign_pr.json"))
+	if err != nil || d.Job == nil || d.Job.PR != 7 {
+		t.Fatalf("decision %+v, %v", d, err)
+	}
+	if n := w.s.Count("GET", "/repos/"+repoName+"/pulls/3"); n != 0 {
+		t.Errorf("the fork's PR #3 was looked up %d times in this repository", n)
+	}
+	// The same entry without its base (an older payload shape): #3 is no PR
+	// here (404), and the branch's PR is found all the same.
+	b, err := os.ReadFile(filepath.Join("testdata", "workflow_run_fork_foreign_pr.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	payload := strings.Replace(strings.ReplaceAll(string(b), fixtureSHA, w.head), `"base": {`, `"old_base": {`, 1)
+	ev := route.Event{Name: "workflow_run", Payload: []byte(payload), Repo: repoName}
+	d, _, err = w.router().Route(t.Context(), ev)
+	if err != nil || d.Job == nil || d.Job.PR != 7 {
+		t.Fatalf("without base: decision %+v, %v", d, err)
+	}
+	if n := w.s.Count("GET", "/repos/"+repoName+"/pulls/3"); n != 1 {
+		t.Errorf("without base, #3 was looked up %d times, want once", n)
 	}
 }
