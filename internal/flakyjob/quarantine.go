@@ -16,7 +16,7 @@ import (
 )
 
 // quarantineHeader starts a quarantine file mini-agent creates.
-const quarantineHeader = "# Tests quarantined as flaky, one name a line (mini-agent proposes additions; see its README).\n" +
+const quarantineHeader = "# Tests quarantined as flaky, one name a line (mini-agent proposes additions; see its docs/flaky.md).\n" +
 	"# Lines starting with # are comments.\n"
 
 // QuarantineID is the line a test gets in the quarantine file: its
@@ -157,8 +157,8 @@ func quarantineBody(c *Candidate, t *TestResult, file, id string) string {
 	if c.Fix != nil {
 		fmt.Fprintf(&w, " (the last attempt: `%s`, %s)", c.Fix.Status, inline(c.Fix.Reason))
 	}
-	fmt.Fprintf(&w, ", so this draft adds %s to `%s`. A workflow that reads the file skips it (see mini-agent's README, "+
-		"\"Flaky tests on a schedule\"). Remove the line when the test is fixed.\n\n", code(id), file)
+	fmt.Fprintf(&w, ", so this draft adds %s to `%s`. A workflow that reads the file skips it (see mini-agent's docs/flaky.md, "+
+		"\"Using the quarantine file (Go)\"). Remove the line when the test is fixed.\n\n", code(id), file)
 	beforeAfter(&w, t, c.Fix)
 	w.WriteString("\nThe issue has the evidence: the failing and passing CI attempts, the commits, and the command and seed that reproduce it.\n")
 	return w.String()
