@@ -18,6 +18,9 @@ const (
 	CodePatchRejected   = "PATCH_REJECTED"
 	CodeFailed          = "FAILED"
 	CodeTimeout         = "TIMEOUT"
+	// CodeOutputTruncated answers a call of a reply cut at the output
+	// token limit: it was not run.
+	CodeOutputTruncated = "OUTPUT_TRUNCATED"
 )
 
 // ErrorResult builds the structured error result the model reads:
