@@ -20,6 +20,9 @@ func approxTokens(req Request) int {
 	}
 	for _, m := range req.Messages {
 		n += len(m.Text) + 16
+		if m.Provider != nil {
+			n += len(m.Provider.Data) // reasoning and signatures go back too
+		}
 		for _, c := range m.ToolCalls {
 			n += len(c.Name) + len(c.Arguments) + 16
 		}

@@ -196,6 +196,10 @@ func (r *run) loop(ctx, parent context.Context) []ToolCall {
 					continue
 				}
 			}
+			if errors.Is(err, ErrRefused) {
+				res.StopReason, res.Refusal = StopRefused, r.a.redact(err.Error())
+				return nil
+			}
 			res.StopReason, res.Err = StopModelError, err.Error()
 			return nil
 		}

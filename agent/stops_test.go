@@ -3,6 +3,7 @@ package agent
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -183,5 +184,21 @@ func TestPausedTurnContinues(t *testing.T) {
 	b, _ := json.Marshal(last)
 	if strings.Contains(string(b), "blocks") {
 		t.Errorf("provider state serialised: %s", b)
+	}
+}
+
+// TestRefusedRequestStopsTheRun: a provider that refuses the request for
+// its content (an error wrapping ErrRefused) ends the run refused, not
+// with a model error.
+func TestRefusedRequestStopsTheRun(t *testing.T) {
+	t.Parallel()
+	m := &fakeModel{errs: []error{fmt.Errorf("openai chat completion: %w: status 400 content_filter: filtered", ErrRefused)}}
+	a, _ := newAgent(m, WorkspaceWrite{}, &funcTool{name: "read"})
+	res, err := a.Run(context.Background(), "g")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.StopReason != StopRefused || !strings.Contains(res.Refusal, "content_filter: filtered") || res.Err != "" {
+		t.Fatalf("stop %s, refusal %q, err %q", res.StopReason, res.Refusal, res.Err)
 	}
 }

@@ -107,7 +107,7 @@ type errorFields struct {
 	Message string          `json:"message"`
 	Type    string          `json:"type"`
 	Code    json.RawMessage `json:"code"`
-	Status  string          `json:"status"` // Google's type
+	Status  json.RawMessage `json:"status"` // Google's type (a string); Azure's HTTP status (a number)
 }
 
 func parseErrorBody(body []byte) (typ, code, msg string) {
@@ -140,8 +140,9 @@ func parseErrorBody(body []byte) (typ, code, msg string) {
 			f = inner
 		}
 	}
-	if f.Type == "" {
-		f.Type = f.Status
+	var status string
+	if f.Type == "" && json.Unmarshal(f.Status, &status) == nil {
+		f.Type = status
 	}
 	return f.Type, rawCode(f.Code), f.Message
 }
@@ -242,6 +243,10 @@ func statusError(provider string, res *http.Response, status int, apiKey string,
 	}
 	if isContextLength(apiErr) {
 		return fmt.Errorf("%w: %w", agent.ErrContextLength, apiErr)
+	}
+	if apiErr.StatusCode == http.StatusBadRequest && apiErr.Code == "content_filter" {
+		// Azure OpenAI's filter refused the prompt: a refusal, not an outage.
+		return fmt.Errorf("%w: %w", agent.ErrRefused, apiErr)
 	}
 	return apiErr
 }

@@ -338,16 +338,19 @@ func TestRefusalEndsTheRun(t *testing.T) {
 	t.Parallel()
 	for _, c := range []struct {
 		fixture string
+		status  int
 		want    []string // in the detail
 	}{
-		{"anthropic/refusal.json", []string{"I can't help with writing this.", "cyber"}},
-		{"anthropic/refusal_empty.json", []string{"stop_reason refusal"}},
-		{"openai/refusal.json", []string{"I'm sorry, I can't help with that request."}},
-		{"openai/content_filter.json", []string{"content filter", "violence"}},
+		{"anthropic/refusal.json", 200, []string{"I can't help with writing this", "cyber"}},
+		{"anthropic/refusal_empty.json", 200, []string{"stop_reason refusal"}},
+		{"openai/refusal.json", 200, []string{"I'm sorry, I can't help with that request"}},
+		{"openai/content_filter.json", 200, []string{"content filter", "violence"}},
+		// Azure refuses a prompt its filter trips with a 400, not a choice.
+		{"openai/err_content_filter_prompt.json", 400, []string{"content_filter", "content management policy"}},
 	} {
 		t.Run(c.fixture, func(t *testing.T) {
 			t.Parallel()
-			f := newFakeAPI(t, reply{fixture: c.fixture})
+			f := newFakeAPI(t, reply{status: c.status, fixture: c.fixture})
 			var m agent.Model = newTestOpenAI(t, f, Config{Model: "gpt-4.1", APIKey: canaryKey})
 			if strings.HasPrefix(c.fixture, "anthropic/") {
 				m = newTestAnthropic(t, f, Config{})
