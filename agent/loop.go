@@ -283,15 +283,15 @@ const splitHint = "Split the work: send smaller patches (a few hunks or one file
 	"fewer calls per reply and less text around them."
 
 // truncatedAnswers answers every call of a reply cut at the output token
-// limit: the last one was being written when the cut came; the others are
-// whole but belong to a reply the model did not finish.
+// limit: the last one may have been cut while it was written; the others
+// are whole but belong to a reply the model did not finish.
 func truncatedAnswers(calls []ToolCall) map[string]Result {
 	out := make(map[string]Result, len(calls))
 	for i, c := range calls {
-		msg := "Your reply was cut off at the output token limit while this call's arguments were being written, " +
-			"so they are incomplete and the call was not run. "
+		msg := "Your reply was cut off at the output token limit, so this call, its last, may be incomplete " +
+			"(its arguments cut) and was not run. "
 		if i < len(calls)-1 {
-			msg = "Your reply was cut off at the output token limit (in a later call), so none of its calls was run, " +
+			msg = "Your reply was cut off at the output token limit after this call, so none of its calls was run, " +
 				"this one included; send it again if you still need it. "
 		}
 		out[c.ID] = ErrorResult(CodeOutputTruncated, msg+splitHint, true)
