@@ -127,7 +127,10 @@ func (r *RunResult) describe(l Limits, pending []ToolCall) {
 	var why string
 	switch r.StopReason {
 	case StopFinalMessage:
-		r.Detail = "the model finished with a final message after " + did + "." + note
+		r.Detail = "the model finished with a final message after " + did
+		if note != "" {
+			r.Detail += "." + note
+		}
 		return
 	case StopMaxSteps:
 		why = fmt.Sprintf("the step limit (%d model turns) was reached", l.MaxSteps)
