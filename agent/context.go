@@ -4,9 +4,10 @@ import (
 	"fmt"
 )
 
-// bytesPerToken approximates tokens from bytes for budgeting the window;
-// providers report real counts afterwards, but elision must decide before.
-const bytesPerToken = 4
+// BytesPerToken approximates tokens from bytes: to budget the window
+// (providers report real counts afterwards, but elision must decide
+// before) and, when a server reports no usage, to estimate it.
+const BytesPerToken = 4
 
 // keepRecentTools is how many of the newest tool outputs are never elided:
 // the model is usually acting on them.
@@ -19,11 +20,14 @@ func approxTokens(req Request) int {
 	}
 	for _, m := range req.Messages {
 		n += len(m.Text) + 16
+		if m.Provider != nil {
+			n += len(m.Provider.Data) // reasoning and signatures go back too
+		}
 		for _, c := range m.ToolCalls {
 			n += len(c.Name) + len(c.Arguments) + 16
 		}
 	}
-	return n / bytesPerToken
+	return n / BytesPerToken
 }
 
 // elide shrinks the history in place when its estimate exceeds limit tokens:
@@ -53,7 +57,7 @@ func elide(history []Message, system string, tools []ToolSpec, limit, keep int) 
 		m := &history[i]
 		note := fmt.Sprintf("%s[elided to save context: %d bytes of %s output (call %s); call the tool again if you still need it]",
 			elidedMark, len(m.Text), m.ToolName, m.ToolCallID)
-		total -= (len(m.Text) - len(note)) / bytesPerToken
+		total -= (len(m.Text) - len(note)) / BytesPerToken
 		m.Text = note
 		n++
 	}

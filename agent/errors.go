@@ -10,6 +10,12 @@ import (
 // reacts by eliding old tool outputs and trying once more.
 var ErrContextLength = errors.New("model context length exceeded")
 
+// ErrRefused is wrapped by model adapters when the provider refuses a
+// request as a whole for its content (Azure OpenAI answers 400 with code
+// content_filter when the prompt trips its filter). The run ends with
+// StopRefused, the error's text as the refusal; it is not retried.
+var ErrRefused = errors.New("the provider's content filter refused the request")
+
 // Error codes carried by error Results.
 const (
 	CodeInvalidArgument = "INVALID_ARGUMENT"
@@ -18,6 +24,9 @@ const (
 	CodePatchRejected   = "PATCH_REJECTED"
 	CodeFailed          = "FAILED"
 	CodeTimeout         = "TIMEOUT"
+	// CodeOutputTruncated answers a call of a reply cut at the output
+	// token limit: it was not run.
+	CodeOutputTruncated = "OUTPUT_TRUNCATED"
 )
 
 // ErrorResult builds the structured error result the model reads:

@@ -97,6 +97,9 @@ func (p *ProgressSink) Emit(e Event) {
 			clip(fmt.Sprint(e.Data["args"]), 48), e.Data["outcome"], e.Data["duration"])
 	case EventTurnEnd:
 		line = fmt.Sprintf("stop: %v after %v steps, %v tokens", e.Data["stop_reason"], e.Data["steps"], e.Data["tokens"])
+		if u, ok := e.Data["usage"].(Usage); ok && u.Estimated {
+			line += " (estimated: usage not reported by the server)"
+		}
 	default:
 		return
 	}

@@ -21,13 +21,18 @@ const (
 	StopCancelled    StopReason = "cancelled"
 	StopLoopDetected StopReason = "loop_detected"
 	StopModelError   StopReason = "model_error"
+	// StopRefused: the model declined the task or the provider's filter
+	// blocked its reply (Anthropic stop_reason "refusal", a Chat
+	// Completions refusal or finish_reason "content_filter"). RunResult's
+	// Refusal holds what was said.
+	StopRefused StopReason = "refused"
 	// StopError is an infrastructure failure (disk, a tool's Go error).
 	StopError StopReason = "error"
 )
 
 // StopReasons lists every stop reason, in the order above.
 var StopReasons = []StopReason{StopFinalMessage, StopMaxSteps, StopTokenBudget, StopCostBudget,
-	StopDeadline, StopCancelled, StopLoopDetected, StopModelError, StopError}
+	StopDeadline, StopCancelled, StopLoopDetected, StopModelError, StopRefused, StopError}
 
 // Limits are the hard stop conditions of a run. Zero values take defaults
 // (see withDefaults); a negative value disables that limit.
@@ -89,8 +94,11 @@ type RunResult struct {
 	Duration     float64    `json:"duration_s"`
 	Detail       string     `json:"detail"`
 	Err          string     `json:"error,omitempty"`
-	History      []Message  `json:"-"`
-	perTool      map[string]int
+	// Refusal is what the model (or the provider's filter) said when it
+	// refused, redacted; set with StopRefused.
+	Refusal string    `json:"refusal,omitempty"`
+	History []Message `json:"-"`
+	perTool map[string]int
 }
 
 // Finished reports whether the model ended the run with a final message.
@@ -112,15 +120,25 @@ func (r *RunResult) describe(l Limits, pending []ToolCall) {
 	if len(done) > 0 {
 		did += " (" + strings.Join(done, ", ") + ")"
 	}
+	note := ""
+	if r.Usage.Estimated {
+		note = " Note: " + UsageNotReported + "."
+	}
 	var why string
 	switch r.StopReason {
 	case StopFinalMessage:
 		r.Detail = "the model finished with a final message after " + did
+		if note != "" {
+			r.Detail += "." + note
+		}
 		return
 	case StopMaxSteps:
 		why = fmt.Sprintf("the step limit (%d model turns) was reached", l.MaxSteps)
 	case StopTokenBudget:
 		why = fmt.Sprintf("the token budget (%d tokens) was exhausted: %d used", l.MaxTokens, r.Usage.Total())
+		if r.Usage.Estimated {
+			why += " (estimated)"
+		}
 	case StopCostBudget:
 		why = fmt.Sprintf("the cost budget ($%.4f) was exhausted: $%.4f spent", l.MaxCostUSD, r.CostUSD)
 	case StopDeadline:
@@ -131,6 +149,8 @@ func (r *RunResult) describe(l Limits, pending []ToolCall) {
 		why = fmt.Sprintf("the model repeated the same call with the same result %d times", l.LoopRepeat)
 	case StopModelError:
 		why = "the model API failed after retries: " + r.Err
+	case StopRefused:
+		why = "the model refused: " + refusalText(r.Refusal)
 	default:
 		why = "an internal error stopped the run: " + r.Err
 	}
@@ -142,5 +162,17 @@ func (r *RunResult) describe(l Limits, pending []ToolCall) {
 		}
 		remains += "; calls not run: " + strings.Join(calls, "; ")
 	}
-	r.Detail = fmt.Sprintf("stopped: %s. Done: %s. Remains: %s.", why, did, remains)
+	r.Detail = fmt.Sprintf("stopped: %s. Done: %s. Remains: %s.%s", why, did, remains, note)
+}
+
+// maxRefusalText bounds the refusal text a detail line quotes.
+const maxRefusalText = 400
+
+// refusalText is a refusal as one clipped line.
+func refusalText(s string) string {
+	s = strings.TrimRight(strings.Join(strings.Fields(s), " "), ".")
+	if s == "" {
+		return "no reason given"
+	}
+	return clip(s, maxRefusalText)
 }

@@ -46,9 +46,10 @@ type run struct {
 	res     *RunResult
 	history []Message
 	seen    map[[32]byte]int
-	// tooLarge answers the calls whose arguments were over the limit (by
-	// call id); their arguments were clipped to a size and digest.
-	tooLarge map[string]Result
+	// answered holds the answers of this turn's calls that must not run
+	// (by call id): arguments over the limit (clipped to a size and
+	// digest), every call of a reply cut at the output token limit.
+	answered map[string]Result
 	mu       sync.Mutex // guards res counters during concurrent calls
 	system   string     // the redacted instructions
 }
@@ -195,6 +196,10 @@ func (r *run) loop(ctx, parent context.Context) []ToolCall {
 					continue
 				}
 			}
+			if errors.Is(err, ErrRefused) {
+				res.StopReason, res.Refusal = StopRefused, r.a.redact(err.Error())
+				return nil
+			}
 			res.StopReason, res.Err = StopModelError, err.Error()
 			return nil
 		}
@@ -207,33 +212,50 @@ func (r *run) loop(ctx, parent context.Context) []ToolCall {
 		if r.a.Cost != nil {
 			res.CostUSD, res.CostKnown = r.a.Cost(r.a.ModelName, res.Usage)
 		}
-		r.emit(EventModelResponse, map[string]any{"step": res.Steps, "tool_calls": len(out.ToolCalls),
-			"usage": out.Usage, "duration": durationString(time.Since(t0))})
-		if len(out.ToolCalls) == 0 && out.Truncated {
-			// Not a final message: the reply hit the output limit. Say so and
-			// let the model go on (this costs a step, so it cannot loop forever).
-			r.history = append(r.history, Message{Role: RoleAssistant, Text: r.a.redact(out.Message)},
-				Message{Role: RoleUser, Text: truncatedNote})
+		r.emit(EventModelResponse, responseData(res.Steps, out, time.Since(t0)))
+		if out.Refused {
+			// Stop reasons are data: a refusal or a filtered reply is no
+			// final message, and nothing it asked for runs.
+			res.Refusal = r.a.redact(out.Message)
+			r.history = append(r.history, Message{Role: RoleAssistant, Text: res.Refusal})
+			res.StopReason = StopRefused
+			return out.ToolCalls
+		}
+		if len(out.ToolCalls) == 0 && (out.Truncated || out.Paused) {
+			// Not a final message: the reply hit the output limit, or the
+			// provider paused the turn. Keep it and let the model go on
+			// (this costs a step, so it cannot loop forever).
+			if stop := r.overBudget(); stop != "" {
+				res.StopReason = stop
+				return nil
+			}
+			r.history = append(r.history, Message{Role: RoleAssistant, Text: r.a.redact(out.Message), Provider: out.Provider})
+			if out.Truncated {
+				r.history = append(r.history, Message{Role: RoleUser, Text: truncatedNote})
+			}
 			continue
 		}
 		if len(out.ToolCalls) == 0 {
 			res.FinalMessage = out.Message
-			r.history = append(r.history, Message{Role: RoleAssistant, Text: r.a.redact(out.Message)})
+			r.history = append(r.history, Message{Role: RoleAssistant, Text: r.a.redact(out.Message), Provider: out.Provider})
 			r.emit(EventMessage, map[string]any{"step": res.Steps, "text": out.Message})
 			res.StopReason = StopFinalMessage
 			return nil
 		}
 		calls := normalizeIDs(out.ToolCalls, res.Steps)
-		r.tooLarge, calls = r.a.Tools.clipOversized(calls)
-		if lim.MaxTokens > 0 && res.Usage.Total() >= lim.MaxTokens {
-			res.StopReason = StopTokenBudget
+		r.answered, calls = r.a.Tools.clipOversized(calls)
+		if out.Truncated {
+			// A reply cut inside a tool call: the last call's arguments
+			// are cut (or still {}), and the reply is not what the model
+			// meant to send. None of its calls runs.
+			r.answered = truncatedAnswers(calls)
+		}
+		if stop := r.overBudget(); stop != "" {
+			res.StopReason = stop
 			return calls
 		}
-		if lim.MaxCostUSD > 0 && res.CostKnown && res.CostUSD >= lim.MaxCostUSD {
-			res.StopReason = StopCostBudget
-			return calls
-		}
-		r.history = append(r.history, Message{Role: RoleAssistant, Text: r.a.redact(out.Message), ToolCalls: r.a.redactCalls(calls)})
+		r.history = append(r.history, Message{Role: RoleAssistant, Text: r.a.redact(out.Message), ToolCalls: r.a.redactCalls(calls),
+			Provider: out.Provider})
 		results, pending, err := r.execute(ctx, calls)
 		r.history = append(r.history, results...)
 		if err != nil {
@@ -255,6 +277,51 @@ func (r *run) loop(ctx, parent context.Context) []ToolCall {
 // the output token limit.
 const truncatedNote = "[mini-agent harness] Your previous reply was cut off at the output token limit. " +
 	"Continue from where it stopped, more briefly; end with the final message when done."
+
+// splitHint says how to fit the work under the output token limit.
+const splitHint = "Split the work: send smaller patches (a few hunks or one file per apply_patch call), " +
+	"fewer calls per reply and less text around them."
+
+// truncatedAnswers answers every call of a reply cut at the output token
+// limit: the last one may have been cut while it was written; the others
+// are whole but belong to a reply the model did not finish.
+func truncatedAnswers(calls []ToolCall) map[string]Result {
+	out := make(map[string]Result, len(calls))
+	for i, c := range calls {
+		msg := "Your reply was cut off at the output token limit, so this call, its last, may be incomplete " +
+			"(its arguments cut) and was not run. "
+		if i < len(calls)-1 {
+			msg = "Your reply was cut off at the output token limit after this call, so none of its calls was run, " +
+				"this one included; send it again if you still need it. "
+		}
+		out[c.ID] = ErrorResult(CodeOutputTruncated, msg+splitHint, true)
+	}
+	return out
+}
+
+// overBudget is the stop reason of a run whose usage reached its token or
+// dollar budget, or "".
+func (r *run) overBudget() StopReason {
+	res, lim := r.res, r.lim
+	if lim.MaxTokens > 0 && res.Usage.Total() >= lim.MaxTokens {
+		return StopTokenBudget
+	}
+	if lim.MaxCostUSD > 0 && res.CostKnown && res.CostUSD >= lim.MaxCostUSD {
+		return StopCostBudget
+	}
+	return ""
+}
+
+// responseData is the model.response event of one turn.
+func responseData(step int, out Output, d time.Duration) map[string]any {
+	data := map[string]any{"step": step, "tool_calls": len(out.ToolCalls), "usage": out.Usage, "duration": durationString(d)}
+	for k, set := range map[string]bool{"truncated": out.Truncated, "refused": out.Refused, "paused": out.Paused} {
+		if set {
+			data[k] = true
+		}
+	}
+	return data
+}
 
 // normalizeIDs gives every call an id, unique within the run.
 func normalizeIDs(calls []ToolCall, step int) []ToolCall {
@@ -377,7 +444,7 @@ func (r *run) call(ctx context.Context, c ToolCall) (Message, error) {
 	digest := ArgDigest(r.a.redactArgs(c.Arguments)) // clipped: redact first
 	msg := Message{Role: RoleTool, ToolCallID: c.ID, ToolName: c.Name}
 	tool, args, bad := r.a.Tools.Check(c)
-	if tl, ok := r.tooLarge[c.ID]; ok {
+	if tl, ok := r.answered[c.ID]; ok {
 		tool, args, bad = nil, nil, &tl
 	}
 	decision := Decision{Allow: bad == nil}

@@ -23,8 +23,9 @@ const (
 // Message is one entry of the append-only history.
 //
 // A user message carries Text. An assistant message carries Text, ToolCalls
-// or both. A tool message answers exactly one ToolCall: ToolCallID, ToolName,
-// Text (what the model reads) and IsError.
+// or both, and the Provider's own record of the turn. A tool message answers
+// exactly one ToolCall: ToolCallID, ToolName, Text (what the model reads)
+// and IsError.
 type Message struct {
 	Role       Role       `json:"role"`
 	Text       string     `json:"text,omitempty"`
@@ -32,6 +33,24 @@ type Message struct {
 	ToolCallID string     `json:"tool_call_id,omitempty"`
 	ToolName   string     `json:"tool_name,omitempty"`
 	IsError    bool       `json:"is_error,omitempty"`
+	// Provider is what the adapter that sampled this assistant turn needs
+	// sent back with it (see ProviderState). It is never serialised: not
+	// in a trace, a bundle or a report.
+	Provider *ProviderState `json:"-"`
+}
+
+// ProviderState is a model adapter's own record of an assistant turn: the
+// provider-specific parts a server requires back verbatim in later
+// requests and that are no text for the model to read — DeepSeek's
+// reasoning_content, Gemini's thought signatures, Anthropic's thinking and
+// redacted_thinking blocks with their signatures, the server-tool blocks
+// of a paused turn. The loop keeps it with the turn, untouched and
+// unredacted (a signature covers the exact bytes; the model produced it
+// from the redacted history, so it holds no secret the harness knows), and
+// never writes it anywhere. Only the adapter named by Adapter reads Data.
+type ProviderState struct {
+	Adapter string
+	Data    json.RawMessage
 }
 
 // ToolCall is one tool invocation proposed by the model. Arguments is the
@@ -67,6 +86,11 @@ type Usage struct {
 	OutputTokens     int64 `json:"output_tokens"`
 	CacheReadTokens  int64 `json:"cache_read_tokens,omitempty"`
 	CacheWriteTokens int64 `json:"cache_write_tokens,omitempty"`
+	// Estimated is set when the server reported no usage (or only zeros)
+	// for a call, so its counts are the adapter's estimate from the bytes
+	// sent and received (EstimateTokens); on a sum, when any call's were.
+	// A missing count is never a zero: budgets must still hold.
+	Estimated bool `json:"estimated,omitempty"`
 }
 
 // Add returns the element-wise sum of u and o.
@@ -76,7 +100,23 @@ func (u Usage) Add(o Usage) Usage {
 		OutputTokens:     u.OutputTokens + o.OutputTokens,
 		CacheReadTokens:  u.CacheReadTokens + o.CacheReadTokens,
 		CacheWriteTokens: u.CacheWriteTokens + o.CacheWriteTokens,
+		Estimated:        u.Estimated || o.Estimated,
 	}
+}
+
+// UsageNotReported is how a run says its token counts are estimates.
+const UsageNotReported = "usage not reported by the server; tokens estimated from the bytes sent and received"
+
+// EstimateTokens is the token estimate for n bytes of request or response
+// (JSON as sent on the wire): one token per BytesPerToken bytes, rounded
+// up. Tokenizers give about 3.5-4.5 bytes a token on English and code; the
+// JSON framing and escaping counted here make the estimate err high, so a
+// budget trips early rather than late.
+func EstimateTokens(n int) int64 {
+	if n <= 0 {
+		return 0
+	}
+	return int64((n + BytesPerToken - 1) / BytesPerToken)
 }
 
 // Total is input plus output tokens (cache reads and writes are part of input).
@@ -108,8 +148,22 @@ type Output struct {
 	// Model is the model name the provider reports, when it reports one.
 	Model string `json:"model,omitempty"`
 	// Truncated is set when the provider cut the turn at its output token
-	// limit: a "final message" that was cut off is no final message.
+	// limit: a "final message" that was cut off is no final message, and a
+	// tool call in a cut reply is never run (its arguments may be cut).
 	Truncated bool `json:"truncated,omitempty"`
+	// Refused is set when the model declined (Anthropic stop_reason
+	// "refusal", a Chat Completions refusal) or the provider's filter
+	// blocked the reply (finish_reason "content_filter"): the run ends
+	// with StopRefused. Message then says what the model or the provider
+	// said, or which signal it was.
+	Refused bool `json:"refused,omitempty"`
+	// Paused is set when the provider paused a long turn (Anthropic
+	// stop_reason "pause_turn"): the turn is not over, the loop sends it
+	// back as it is and samples again.
+	Paused bool `json:"paused,omitempty"`
+	// Provider is the adapter's record of the turn, kept on the assistant
+	// message in the history (see ProviderState).
+	Provider *ProviderState `json:"-"`
 }
 
 // Model samples one assistant turn. Adapters retry transient failures

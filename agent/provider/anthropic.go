@@ -86,7 +86,22 @@ func (m *Anthropic) Sample(ctx context.Context, req agent.Request) (agent.Output
 	if err != nil {
 		return agent.Output{}, err
 	}
-	return anthropicOutput(resp), nil
+	out := anthropicOutput(resp)
+	if anthropicUsageMissing(resp) {
+		// A compatible server that counts nothing: a zero would switch
+		// the budgets off, so the bytes on the wire stand in.
+		sent, _ := json.Marshal(params)
+		out.Usage = estimatedUsage(len(sent), len(resp.RawJSON()))
+	}
+	return out, nil
+}
+
+// anthropicUsageMissing reports whether the server counted nothing: no
+// usage object, or one whose counts are all zero.
+func anthropicUsageMissing(resp *anthropic.Message) bool {
+	u := resp.Usage
+	return !resp.JSON.Usage.Valid() ||
+		(u.InputTokens == 0 && u.OutputTokens == 0 && u.CacheReadInputTokens == 0 && u.CacheCreationInputTokens == 0)
 }
 
 func (m *Anthropic) apiError(err error) error {
@@ -171,12 +186,9 @@ func anthropicMessages(history []agent.Message) ([]anthropic.MessageParam, error
 				add(anthropic.MessageParamRoleUser, anthropic.NewTextBlock(msg.Text))
 			}
 		case agent.RoleAssistant:
-			var blocks []anthropic.ContentBlockParamUnion
-			if msg.Text != "" {
-				blocks = append(blocks, anthropic.NewTextBlock(msg.Text))
-			}
-			for _, c := range msg.ToolCalls {
-				blocks = append(blocks, anthropic.NewToolUseBlock(c.ID, anthropicToolInput(c.Arguments), c.Name))
+			blocks, err := anthropicAssistantBlocks(msg)
+			if err != nil {
+				return nil, fmt.Errorf("message %d: %w", i, err)
 			}
 			add(anthropic.MessageParamRoleAssistant, blocks...)
 		case agent.RoleTool:
@@ -233,9 +245,16 @@ func jsonObject(raw json.RawMessage) bool {
 }
 
 // anthropicOutput maps a Messages response onto agent.Output: text blocks
-// joined, tool_use blocks as tool calls, thinking blocks dropped.
+// joined, tool_use blocks as tool calls; thinking blocks (and any other
+// block the loop does not model) are never text, they are kept in the
+// turn's ProviderState to go back verbatim. The stop reason is data:
+// refusal is Refused, pause_turn Paused, max_tokens (and a full context
+// window) Truncated, with or without a tool_use cut in the middle.
 func anthropicOutput(resp *anthropic.Message) agent.Output {
-	out := agent.Output{Model: resp.Model, Usage: anthropicUsage(resp.Usage), Truncated: resp.StopReason == "max_tokens"}
+	out := agent.Output{Model: resp.Model, Usage: anthropicUsage(resp.Usage),
+		Truncated: resp.StopReason == anthropic.StopReasonMaxTokens || resp.StopReason == anthropic.StopReasonModelContextWindowExceeded,
+		Paused:    resp.StopReason == anthropic.StopReasonPauseTurn,
+		Provider:  anthropicReplayState(resp.Content)}
 	var text []string
 	for _, b := range resp.Content {
 		switch b.Type {
@@ -250,6 +269,9 @@ func anthropicOutput(resp *anthropic.Message) agent.Output {
 		}
 	}
 	out.Message = strings.Join(text, "\n")
+	if resp.StopReason == anthropic.StopReasonRefusal {
+		out.Refused, out.Message = true, anthropicRefusal(resp, out.Message)
+	}
 	return out
 }
 

@@ -78,7 +78,9 @@ func (e *APIError) Retryable() bool {
 // parsed leniently because OpenAI-compatible servers disagree on the error
 // shape: {"error":{"message","type","code"}} (OpenAI, Anthropic, llama.cpp,
 // with code a string or a number), {"message","type","code"} at the top
-// level (vLLM) and {"error":"text"} (Ollama) are all understood. Any
+// level (vLLM), {"error":"text"} (Ollama) and [{"error":{"code","message",
+// "status"}}] (Gemini's compatible endpoint: an array, the status as the
+// type) are all understood. Any
 // occurrence of apiKey is redacted from the message.
 func newAPIError(provider string, res *http.Response, apiKey string) *APIError {
 	e := &APIError{Provider: provider}
@@ -105,12 +107,19 @@ type errorFields struct {
 	Message string          `json:"message"`
 	Type    string          `json:"type"`
 	Code    json.RawMessage `json:"code"`
+	Status  json.RawMessage `json:"status"` // Google's type (a string); Azure's HTTP status (a number)
 }
 
 func parseErrorBody(body []byte) (typ, code, msg string) {
 	body = bytes.TrimSpace(body)
 	if len(body) == 0 {
 		return "", "", ""
+	}
+	if body[0] == '[' {
+		var list []json.RawMessage
+		if json.Unmarshal(body, &list) == nil && len(list) > 0 && bytes.HasPrefix(bytes.TrimSpace(list[0]), []byte("{")) {
+			body = bytes.TrimSpace(list[0])
+		}
 	}
 	var env struct {
 		Error json.RawMessage `json:"error"`
@@ -130,6 +139,10 @@ func parseErrorBody(body []byte) (typ, code, msg string) {
 		if json.Unmarshal(env.Error, &inner) == nil {
 			f = inner
 		}
+	}
+	var status string
+	if f.Type == "" && json.Unmarshal(f.Status, &status) == nil {
+		f.Type = status
 	}
 	return f.Type, rawCode(f.Code), f.Message
 }
@@ -230,6 +243,10 @@ func statusError(provider string, res *http.Response, status int, apiKey string,
 	}
 	if isContextLength(apiErr) {
 		return fmt.Errorf("%w: %w", agent.ErrContextLength, apiErr)
+	}
+	if apiErr.StatusCode == http.StatusBadRequest && apiErr.Code == "content_filter" {
+		// Azure OpenAI's filter refused the prompt: a refusal, not an outage.
+		return fmt.Errorf("%w: %w", agent.ErrRefused, apiErr)
 	}
 	return apiErr
 }

@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -45,6 +46,25 @@ type fakeAPI struct {
 	mu      sync.Mutex
 	replies []reply
 	reqs    []recorded
+	// gate, when set, inspects each request body first: a rejection is
+	// answered as such without using up a reply, as a server that
+	// validates the history it is sent does.
+	gate func(body []byte) *rejection
+}
+
+// rejection is a server's refusal of a request: the status and a fixture
+// whose "{{INDEX}}" is replaced by index (the message at fault).
+type rejection struct {
+	status  int
+	fixture string
+	index   int
+}
+
+// setGate installs a request validator (see fakeAPI.gate).
+func (f *fakeAPI) setGate(g func(body []byte) *rejection) {
+	f.mu.Lock()
+	f.gate = g
+	f.mu.Unlock()
 }
 
 func newFakeAPI(t *testing.T, replies ...reply) *fakeAPI {
@@ -60,6 +80,20 @@ func (f *fakeAPI) serve(w http.ResponseWriter, r *http.Request) {
 	_, _ = body.ReadFrom(r.Body)
 	f.mu.Lock()
 	f.reqs = append(f.reqs, recorded{path: r.URL.Path, header: r.Header.Clone(), body: body.Bytes(), at: time.Now()})
+	if f.gate != nil {
+		if rej := f.gate(body.Bytes()); rej != nil {
+			f.mu.Unlock()
+			data, err := os.ReadFile(filepath.Join("testdata", rej.fixture))
+			if err != nil {
+				f.t.Errorf("fake API: %v", err)
+			}
+			data = bytes.ReplaceAll(data, []byte("{{INDEX}}"), []byte(strconv.Itoa(rej.index)))
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(rej.status)
+			_, _ = w.Write(data)
+			return
+		}
+	}
 	if len(f.replies) == 0 {
 		f.mu.Unlock()
 		f.t.Errorf("fake API: unexpected request %d to %s", len(f.reqs), r.URL.Path)

@@ -100,7 +100,19 @@ func (m *OpenAI) Sample(ctx context.Context, req agent.Request) (agent.Output, e
 	if err != nil {
 		return agent.Output{}, fmt.Errorf("openai chat completion: %w", err)
 	}
+	if openAIUsageMissing(resp) {
+		// Ollama and vLLM often count nothing: a zero would switch the
+		// budgets off, so the bytes on the wire stand in.
+		sent, _ := json.Marshal(params)
+		out.Usage = estimatedUsage(len(sent), len(resp.RawJSON()))
+	}
 	return out, nil
+}
+
+// openAIUsageMissing reports whether the server counted nothing: no usage
+// object, or one whose counts are all zero (no real call reads no token).
+func openAIUsageMissing(resp *openai.ChatCompletion) bool {
+	return !resp.JSON.Usage.Valid() || (resp.Usage.PromptTokens == 0 && resp.Usage.CompletionTokens == 0)
 }
 
 // apiError converts an SDK status error into an APIError (wrapping
@@ -143,7 +155,11 @@ func (m *OpenAI) params(req agent.Request) (openai.ChatCompletionNewParams, erro
 		case agent.RoleUser:
 			p.Messages = append(p.Messages, openai.UserMessage(msg.Text))
 		case agent.RoleAssistant:
-			p.Messages = append(p.Messages, openAIAssistant(msg))
+			a, err := openAIAssistant(msg)
+			if err != nil {
+				return p, fmt.Errorf("message %d: %w", i, err)
+			}
+			p.Messages = append(p.Messages, a)
 		case agent.RoleTool:
 			p.Messages = append(p.Messages, openai.ToolMessage(msg.Text, msg.ToolCallID))
 		default:
@@ -172,8 +188,10 @@ func (m *OpenAI) params(req agent.Request) (openai.ChatCompletionNewParams, erro
 }
 
 // openAIAssistant maps an assistant turn; tool-call arguments go out as the
-// exact text the model produced, even when it is not valid JSON.
-func openAIAssistant(msg agent.Message) openai.ChatCompletionMessageParamUnion {
+// exact text the model produced, even when it is not valid JSON, and the
+// fields the server asked back (reasoning_content, thought signatures)
+// exactly as it sent them.
+func openAIAssistant(msg agent.Message) (openai.ChatCompletionMessageParamUnion, error) {
 	a := openai.ChatCompletionAssistantMessageParam{}
 	if msg.Text != "" || len(msg.ToolCalls) == 0 {
 		a.Content.OfString = openai.String(msg.Text)
@@ -189,7 +207,10 @@ func openAIAssistant(msg agent.Message) openai.ChatCompletionMessageParamUnion {
 			},
 		})
 	}
-	return openai.ChatCompletionMessageParamUnion{OfAssistant: &a}
+	if err := applyOpenAIState(msg.Provider, &a); err != nil {
+		return openai.ChatCompletionMessageParamUnion{}, err
+	}
+	return openai.ChatCompletionMessageParamUnion{OfAssistant: &a}, nil
 }
 
 // schemaMap decodes a tool's JSON Schema; an absent schema means "no
@@ -206,20 +227,29 @@ func schemaMap(spec agent.ToolSpec) (map[string]any, error) {
 }
 
 // openAIOutput maps the first choice of a completion onto agent.Output.
+// A refusal (the refusal field) or a filtered reply (finish_reason
+// content_filter) is Refused; finish_reason length is Truncated, with or
+// without tool calls.
 func openAIOutput(resp *openai.ChatCompletion, autoID *atomic.Int64) (agent.Output, error) {
 	if len(resp.Choices) == 0 {
 		return agent.Output{}, errors.New("response has no choices")
 	}
-	msg := resp.Choices[0].Message
+	choice := resp.Choices[0]
+	msg := choice.Message
 	out := agent.Output{Message: msg.Content, Model: resp.Model, Usage: openAIUsage(resp.Usage),
-		Truncated: resp.Choices[0].FinishReason == "length"}
-	if out.Message == "" && msg.Refusal != "" {
-		out.Message = msg.Refusal
+		Truncated: choice.FinishReason == "length"}
+	switch {
+	case strings.TrimSpace(msg.Refusal) != "":
+		out.Refused, out.Message = true, msg.Refusal
+	case choice.FinishReason == "content_filter":
+		out.Refused, out.Message = true, contentFilterRefusal(choice)
 	}
+	var kept []openai.ChatCompletionMessageFunctionToolCall
 	for _, tc := range msg.ToolCalls {
 		if tc.Type != "" && tc.Type != "function" {
 			continue // custom tools are never offered
 		}
+		kept = append(kept, tc.AsFunction())
 		id := tc.ID
 		if id == "" {
 			// Some local servers omit ids; the tool result must still pair.
@@ -231,6 +261,7 @@ func openAIOutput(resp *openai.ChatCompletion, autoID *atomic.Int64) (agent.Outp
 			Arguments: rawArguments(tc.Function.Arguments),
 		})
 	}
+	out.Provider = openAIReplayState(msg, kept)
 	return out, nil
 }
 

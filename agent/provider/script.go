@@ -18,8 +18,6 @@ import (
 const (
 	maxScriptBytes     = 16 << 20 // a whole script
 	maxScriptLineBytes = 4 << 20  // one turn (a large patch fits)
-	// bytesPerToken is the rough estimate used when a line gives no usage.
-	bytesPerToken = 4
 )
 
 // ScriptModelName is the Output.Model the script provider reports.
@@ -33,6 +31,7 @@ const ScriptModelName = "script"
 //	{"tool_calls":[{"name":"read_file","arguments":{"path":"a.go"}}]}
 //	{"tool_calls":[{"id":"c1","name":"search","arguments_raw":"{not json"}]}
 //	{"error":"simulated model failure"}
+//	{"refusal":"I can't help with that."}
 //
 // "message" and "tool_calls" may be combined (text beside the calls). A
 // tool call without "id" gets call_1, call_2... numbered across the script;
@@ -40,7 +39,12 @@ const ScriptModelName = "script"
 // malformed JSON), and a call with neither gets {}. An optional
 // "usage":{"input_tokens":N,"output_tokens":M} sets the turn's usage;
 // without it, usage is estimated from the request and output sizes
-// (bytes/4), so budgets and benchmarks have numbers. Blank lines and lines
+// (bytes/4), so budgets and benchmarks have numbers; "usage_unreported":
+// true makes that estimate one a real server's missing usage would get
+// (Usage.Estimated). The stop reasons real servers send are data here too:
+// "refusal" is a refused turn (its text, possibly empty), "truncated":true
+// a turn cut at the output token limit (a cut tool call is never run),
+// "paused":true a paused turn that continues. Blank lines and lines
 // starting with # are skipped. Unknown fields are errors.
 //
 // A Script is safe for concurrent use; turns are handed out in order.
@@ -56,6 +60,8 @@ type scriptTurn struct {
 	err    string
 	usage  bool // out.Usage came from the script
 	output int  // output size in bytes, for the usage estimate
+	// unreported marks the estimate as a real server's missing usage.
+	unreported bool
 }
 
 // scriptLine is the JSON shape of one line.
@@ -63,10 +69,14 @@ type scriptLine struct {
 	Message   *string          `json:"message"`
 	ToolCalls []scriptToolCall `json:"tool_calls"`
 	Error     *string          `json:"error"`
+	Refusal   *string          `json:"refusal"`
+	Truncated bool             `json:"truncated"`
+	Paused    bool             `json:"paused"`
 	Usage     *struct {
 		InputTokens  int64 `json:"input_tokens"`
 		OutputTokens int64 `json:"output_tokens"`
 	} `json:"usage"`
+	UsageUnreported bool `json:"usage_unreported"`
 }
 
 type scriptToolCall struct {
@@ -138,14 +148,24 @@ func parseScriptLine(line []byte, lineNo int, callN *int) (scriptTurn, error) {
 	t := scriptTurn{line: lineNo}
 	switch {
 	case l.Error != nil:
-		if l.Message != nil || l.ToolCalls != nil {
-			return t, errors.New(`"error" cannot be combined with "message" or "tool_calls"`)
+		if l.Message != nil || l.ToolCalls != nil || l.Refusal != nil {
+			return t, errors.New(`"error" cannot be combined with "message", "tool_calls" or "refusal"`)
 		}
 		t.err = *l.Error
 		return t, nil
+	case l.Refusal != nil:
+		if l.Message != nil || l.Truncated || l.Paused {
+			return t, errors.New(`"refusal" cannot be combined with "message", "truncated" or "paused"`)
+		}
+		t.out.Refused, t.out.Message = true, *l.Refusal
 	case l.Message == nil && len(l.ToolCalls) == 0:
-		return t, errors.New(`want "message", "tool_calls" or "error"`)
+		return t, errors.New(`want "message", "tool_calls", "refusal" or "error"`)
+	case l.Truncated && l.Paused:
+		return t, errors.New(`a turn is "truncated" or "paused", not both`)
+	case l.Usage != nil && l.UsageUnreported:
+		return t, errors.New(`"usage" and "usage_unreported" contradict each other`)
 	}
+	t.out.Truncated, t.out.Paused = l.Truncated, l.Paused
 	if l.Message != nil {
 		t.out.Message = *l.Message
 	}
@@ -174,6 +194,7 @@ func parseScriptLine(line []byte, lineNo int, callN *int) (scriptTurn, error) {
 		t.output += len(tc.Name) + len(tc.Arguments)
 	}
 	t.output += len(t.out.Message)
+	t.unreported = l.UsageUnreported
 	if l.Usage != nil {
 		if l.Usage.InputTokens < 0 || l.Usage.OutputTokens < 0 {
 			return t, errors.New("usage: negative token count")
@@ -219,6 +240,7 @@ func (s *Script) Sample(ctx context.Context, req agent.Request) (agent.Output, e
 		out.Usage = agent.Usage{
 			InputTokens:  estimateTokens(requestSize(req)),
 			OutputTokens: estimateTokens(t.output),
+			Estimated:    t.unreported,
 		}
 	}
 	return out, nil
@@ -250,7 +272,7 @@ func requestSize(req agent.Request) int {
 	return n
 }
 
-// estimateTokens converts bytes to tokens (rounded up, at least 1).
+// estimateTokens converts bytes to tokens (agent.EstimateTokens, at least 1).
 func estimateTokens(bytes int) int64 {
-	return max(1, int64((bytes+bytesPerToken-1)/bytesPerToken))
+	return max(1, agent.EstimateTokens(bytes))
 }

@@ -165,6 +165,9 @@ func TestScriptMalformed(t *testing.T) {
 		{"negative usage", `{"message":"a","usage":{"input_tokens":-1}}`, "negative"},
 		{"no turns", "# only a comment\n\n", "no turns"},
 		{"line too long", `{"message":"` + strings.Repeat("x", maxScriptLineBytes) + `"}`, "too long"},
+		{"refusal with message", `{"refusal":"no","message":"y"}`, `"refusal" cannot be combined`},
+		{"truncated and paused", `{"message":"a","truncated":true,"paused":true}`, "not both"},
+		{"usage and unreported", `{"message":"a","usage":{"input_tokens":1},"usage_unreported":true}`, "contradict"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -194,5 +197,33 @@ func TestLoadScriptErrorsNameTheFile(t *testing.T) {
 	_, err = LoadScript(filepath.Join(dir, "missing.jsonl"))
 	if !errors.Is(err, ErrConfig) || !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("missing file: %v", err)
+	}
+}
+
+// TestScriptStopReasons: a script speaks the stop reasons real servers
+// send — a refusal, a reply cut at the token limit, a paused turn, a
+// server that reports no usage — and the loop treats them as it treats the
+// real ones.
+func TestScriptStopReasons(t *testing.T) {
+	t.Parallel()
+	s, err := ParseScript(strings.NewReader(`{"tool_calls":[{"name":"read_file","arguments":{}}],"truncated":true,"usage_unreported":true}
+{"message":"searching","paused":true}
+{"refusal":"I can't help with that."}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := sampleRequest()
+	cut, _ := s.Sample(t.Context(), req)
+	paused, _ := s.Sample(t.Context(), req)
+	refused, _ := s.Sample(t.Context(), req)
+	if !cut.Truncated || len(cut.ToolCalls) != 1 || !cut.Usage.Estimated || cut.Usage.InputTokens < 10 {
+		t.Errorf("cut turn %+v", cut)
+	}
+	if !paused.Paused || paused.Truncated || paused.Usage.Estimated {
+		t.Errorf("paused turn %+v", paused)
+	}
+	if !refused.Refused || refused.Message != "I can't help with that." {
+		t.Errorf("refused turn %+v", refused)
 	}
 }

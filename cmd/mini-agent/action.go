@@ -25,7 +25,7 @@ func runAction(ctx context.Context, args []string, stdout, stderr io.Writer) int
 			"INPUT_API_KEY=... GITHUB_EVENT_NAME=workflow_run GITHUB_EVENT_PATH=event.json mini-agent action",
 		},
 		footer: "Exit codes: 0 fixed, explained, answered or skipped, 1 not fixed, 2 configuration or input error, 3 " +
-			"validation failed, 4 a GitHub API error, 130 cancelled.",
+			"validation failed, 4 a GitHub API error, 5 the model refused (or its reply was content-filtered), 130 cancelled.",
 	}
 	fs := c.flagSet()
 	if code, done := c.parse(fs, args, stdout, stderr); done {

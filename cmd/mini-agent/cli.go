@@ -39,7 +39,7 @@ Usage:
 
 Run 'mini-agent COMMAND --help' for a command's flags and examples. Exit codes: 0 fixed and
 validated (or explained), 1 not fixed, 2 usage or configuration error, 3 validation failed,
-130 cancelled.
+5 the model refused (or its reply was content-filtered), 130 cancelled.
 `
 
 // commandNames are the subcommands, for the unknown-command suggestion.
@@ -131,7 +131,7 @@ func jobCommand(mode agent.Mode) (*command, *jobFlags) {
 		footer: "API keys come from OPENAI_API_KEY or ANTHROPIC_API_KEY; MINI_AGENT_PROVIDER and MINI_AGENT_MODEL " +
 			"set the --provider and --model defaults. Progress goes to stderr, the report to stdout. Exit codes: 0 " +
 			"fixed and validated (or explained, or nothing to fix), 1 not fixed, 2 usage or configuration error, " +
-			"3 validation failed, 130 cancelled.",
+			"3 validation failed, 5 the model refused (or its reply was content-filtered), 130 cancelled.",
 		define: func(fs *flag.FlagSet) { j.define(fs) },
 	}
 	if mode == agent.ModeExplain {

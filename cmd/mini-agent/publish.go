@@ -27,7 +27,7 @@ func publishCommand() (*command, *string) {
 			"mini-agent publish --config .github/mini-agent.yml bundle.json",
 		},
 		footer: "Exit codes: 0 published (or skipped), 1 not fixed, 2 usage or configuration error, 3 validation " +
-			"failed, 4 a GitHub API error or a bundle refused by the policy.",
+			"failed, 4 a GitHub API error or a bundle refused by the policy, 5 the model refused (the bundle's status refused).",
 		define: func(fs *flag.FlagSet) {
 			fs.StringVar(cfgPath, "config", "", "policy file in the repository (default "+config.DefaultPath+")")
 		},

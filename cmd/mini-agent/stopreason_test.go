@@ -88,3 +88,83 @@ func TestModelOutageLeadsTheSummary(t *testing.T) {
 		t.Errorf("terminal report starts\n%.300s", r.stdout)
 	}
 }
+
+// newFakeLLM is an OpenAI-compatible endpoint replaying trajectory, closed
+// when the test ends.
+func newFakeLLM(t *testing.T, trajectory string) *fakellm.Server {
+	t.Helper()
+	srv, err := fakellm.New([]byte(trajectory))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+// TestRefusalExitsRefused (issue 22): a model that refuses, or whose reply a
+// content filter blocks, is no diagnosis and no fix: exit 5, status and
+// stop reason refused, and every report leads with what the model said.
+func TestRefusalExitsRefused(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow end-to-end test; run without -short (scripts/test.sh does)")
+	}
+	t.Parallel()
+	for _, c := range []struct {
+		mode, trajectory, why string
+	}{
+		{"explain", `{"refusal":"I can't help with that request."}`, "the model refused: I can't help with that request (after 1 turn)"},
+		{"fix", `{"tool_calls":[{"name":"read_file","arguments":{"path":"cart.go"}}]}` + "\n" + `{"finish_reason":"content_filter"}`,
+			"the model refused: the reply was blocked by the provider's content filter (finish_reason content_filter) (after 2 turns)"},
+	} {
+		t.Run(c.mode, func(t *testing.T) {
+			t.Parallel()
+			srv := newFakeLLM(t, c.trajectory)
+			ws, out := workspace(t), t.TempDir()
+			r := runBinary(t, context.Background(), []string{"OPENAI_API_KEY=sk-test"},
+				append([]string{c.mode}, jobArgs(ws, out, "--provider", "openai", "--base-url", srv.BaseURL(), "--model", "gpt-4.1")...)...)
+			if r.code != 5 {
+				t.Fatalf("exit %d, want 5\n%s\n%s", r.code, r.stdout, r.stderr)
+			}
+			lines := strings.Split(r.stdout, "\n")
+			if lines[0] != "mini-agent "+c.mode+": "+c.why || lines[1] != "stop reason: refused" {
+				t.Errorf("terminal report starts:\n%s", strings.Join(lines[:min(3, len(lines))], "\n"))
+			}
+			b := readBundle(t, filepath.Join(out, "bundle.json"))
+			if b.Status != bundle.StatusRefused || b.WhyStopped != c.why || b.Run.Refusal == "" {
+				t.Errorf("bundle: status %s, why_stopped %q, refusal %q", b.Status, b.WhyStopped, b.Run.Refusal)
+			}
+			summary, err := os.ReadFile(filepath.Join(out, "summary.md"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := "## mini-agent: the model refused\n\n**" + strings.ToUpper(c.why[:1]) + c.why[1:] + "**\n\n"; !strings.HasPrefix(string(summary), want) {
+				t.Errorf("summary starts\n%.400s\nwant\n%s", summary, want)
+			}
+		})
+	}
+}
+
+// TestMissingUsageStillTripsTheBudget (issue 22): a server that reports no
+// usage does not switch the token budget off; the report says the counts
+// are estimates.
+func TestMissingUsageStillTripsTheBudget(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow end-to-end test; run without -short (scripts/test.sh does)")
+	}
+	t.Parallel()
+	turn := `{"tool_calls":[{"name":"read_file","arguments":{"path":"cart.go"}}],"no_usage":true}` + "\n"
+	srv := newFakeLLM(t, turn+strings.Replace(turn, "cart.go", "cart_test.go", 1)+turn)
+	ws, out := workspace(t), t.TempDir()
+	r := runBinary(t, context.Background(), []string{"OPENAI_API_KEY=sk-test"},
+		append([]string{"fix"}, jobArgs(ws, out, "--provider", "openai", "--base-url", srv.BaseURL(), "--model", "llama3.1:8b", "--max-tokens", "3000")...)...)
+	if r.code != 1 {
+		t.Fatalf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	b := readBundle(t, filepath.Join(out, "bundle.json"))
+	if b.Run.StopReason != "token_budget" || !b.Usage.Estimated || b.Usage.InputTokens == 0 {
+		t.Fatalf("stop %s, usage %+v: %s", b.Run.StopReason, b.Usage, b.Run.Detail)
+	}
+	if !strings.Contains(r.stdout, "(estimated: usage not reported by the server)") || !strings.Contains(r.stdout, "tokens estimated from the bytes sent and received") {
+		t.Errorf("the terminal report does not say the usage is estimated:\n%s", r.stdout)
+	}
+}

@@ -115,3 +115,32 @@ func TestActionConfigErrorNamesTheInput(t *testing.T) {
 		t.Errorf("job summary:\n%s", summary)
 	}
 }
+
+// TestActionModelRefusalLeadsTheJobSummary (issue 22): a model that
+// refuses ends the action not-fixed with exit code 5, and the job summary
+// opens with what it said.
+func TestActionModelRefusalLeadsTheJobSummary(t *testing.T) {
+	t.Parallel()
+	srv, err := fakellm.New([]byte(`{"refusal":"I can't help with that request."}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Close)
+	sc := newScene(t, "")
+	addFailedRun(t, sc, 101)
+	env, vars, stdout := sc.env(t, "workflow_run", workflowRunPayload(101, sc.head, "main", nil),
+		map[string]string{"provider": "openai", "base-url": srv.BaseURL(), "model": "gpt-4.1"})
+	if code := actionMain(t.Context(), env); code != 5 {
+		t.Fatalf("exit %d, want 5\n%s", code, stdout)
+	}
+	summary, err := os.ReadFile(vars["GITHUB_STEP_SUMMARY"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "## mini-agent: not-fixed\n\n**The model refused: I can't help with that request (after 1 turn)**\n\n"; !strings.HasPrefix(string(summary), want) {
+		t.Errorf("job summary starts\n%.500s\nwant\n%s", summary, want)
+	}
+	if got := outputs(t, vars["GITHUB_OUTPUT"])["status"]; got != "not-fixed" {
+		t.Errorf("status %q", got)
+	}
+}

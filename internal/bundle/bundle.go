@@ -42,10 +42,15 @@ const (
 	// checkout here (every baseline run): no fix can be proven, none is
 	// claimed.
 	StatusNotReproduced Status = "not-reproduced"
+	// StatusRefused: the model refused the task, or the provider's filter
+	// blocked its reply (stop reason refused): no fix, no diagnosis.
+	// RunInfo.Refusal holds what was said.
+	StatusRefused Status = "refused"
 )
 
 // Statuses lists every status, in the order above.
-var Statuses = []Status{StatusFixed, StatusNotFixed, StatusValidationFailed, StatusExplained, StatusNothingToFix, StatusCancelled, StatusNotReproduced}
+var Statuses = []Status{StatusFixed, StatusNotFixed, StatusValidationFailed, StatusExplained, StatusNothingToFix, StatusCancelled,
+	StatusNotReproduced, StatusRefused}
 
 // Bundle is the result of one run.
 type Bundle struct {
@@ -152,6 +157,9 @@ type RunInfo struct {
 	Denials    int              `json:"policy_denials"`
 	Refusals   int              `json:"patch_refusals"`
 	Duration   float64          `json:"duration_s"`
+	// Refusal is what the model (or the provider's filter) said when it
+	// refused (stop reason refused), redacted.
+	Refusal string `json:"refusal,omitempty"`
 }
 
 // Step is one tool call as the PR trace shows it.

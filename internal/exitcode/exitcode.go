@@ -37,6 +37,11 @@ const (
 	// Failed: the action or publish met a GitHub API error, or publishing
 	// refused the bundle.
 	Failed = 4
+	// Refused: the model refused the task, or the provider's content
+	// filter blocked its reply (status and stop reason refused): nothing
+	// was fixed or explained, and another try with the same model and
+	// prompt will most likely be refused too.
+	Refused = 5
 	// Cancelled: interrupted (SIGINT, SIGTERM, the job cancelled).
 	Cancelled = 130
 )
@@ -97,6 +102,8 @@ func ForStatus(status bundle.Status) int {
 		return OK
 	case bundle.StatusValidationFailed:
 		return ValidationFailed
+	case bundle.StatusRefused:
+		return Refused
 	case bundle.StatusCancelled:
 		return Cancelled
 	}
@@ -135,8 +142,11 @@ func ForPublished(outcome publish.Status, bundleStatus bundle.Status) int {
 	case publish.StatusFixed, publish.StatusExplained, publish.StatusSkipped, publish.StatusAnswered:
 		return OK
 	case publish.StatusNotFixed:
-		if bundleStatus == bundle.StatusValidationFailed {
+		switch bundleStatus {
+		case bundle.StatusValidationFailed:
 			return ValidationFailed
+		case bundle.StatusRefused:
+			return Refused
 		}
 		return NotFixed
 	case publish.StatusNotReproduced:

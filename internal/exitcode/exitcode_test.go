@@ -59,10 +59,19 @@ func TestUsagefKeepsTheChain(t *testing.T) {
 
 func TestForStatus(t *testing.T) {
 	t.Parallel()
+	// Every status has its code decided here, and only a finished run's
+	// is 0.
+	codes := map[int]bool{}
+	for _, st := range bundle.Statuses {
+		codes[ForStatus(st)] = true
+	}
+	if len(codes) != 5 || !codes[Refused] {
+		t.Errorf("the statuses map to codes %v", codes)
+	}
 	for status, want := range map[bundle.Status]int{
 		bundle.StatusFixed: OK, bundle.StatusExplained: OK, bundle.StatusNothingToFix: OK,
 		bundle.StatusNotFixed: NotFixed, bundle.StatusValidationFailed: ValidationFailed, bundle.StatusCancelled: Cancelled,
-		"": NotFixed,
+		bundle.StatusRefused: Refused, bundle.StatusNotReproduced: NotFixed, "": NotFixed,
 	} {
 		if got := ForStatus(status); got != want {
 			t.Errorf("ForStatus(%q) = %d, want %d", status, got, want)
@@ -87,6 +96,8 @@ func TestForRun(t *testing.T) {
 		{bundle.StatusValidationFailed, refused, ValidationFailed},
 		{bundle.StatusCancelled, refused, Cancelled},
 		{bundle.StatusNotFixed, refused, NotFixed},
+		{bundle.StatusRefused, nil, Refused},
+		{bundle.StatusRefused, refused, Refused},
 	} {
 		if got := ForRun(c.status, c.outputs); got != c.want {
 			t.Errorf("ForRun(%q, %v) = %d, want %d", c.status, c.outputs, got, c.want)
@@ -107,6 +118,8 @@ func TestForPublished(t *testing.T) {
 		{publish.StatusAnswered, "", OK},
 		{publish.StatusNotFixed, bundle.StatusNotFixed, NotFixed},
 		{publish.StatusNotFixed, bundle.StatusValidationFailed, ValidationFailed},
+		// The action reports a refusal as not-fixed; its code says why.
+		{publish.StatusOf(bundle.StatusRefused, false), bundle.StatusRefused, Refused},
 		{publish.StatusFailed, bundle.StatusFixed, Failed},
 		{"unknown", bundle.StatusFixed, Failed},
 	} {

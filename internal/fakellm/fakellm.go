@@ -3,6 +3,12 @@
 // provider's JSONL), so the real OpenAI adapter path is exercised end to end
 // by tests and the eval. It records every request body for assertions.
 //
+// Beyond the script provider's lines, a line may say how a real server
+// ends a turn: "refusal" (the text of a Chat Completions refusal),
+// "finish_reason" (e.g. "content_filter" or "length", overriding the
+// usual stop/tool_calls) and "no_usage" (no usage object, as Ollama and
+// vLLM often answer).
+//
 // Test fake: used by tests and the eval's replay, never by product code.
 package fakellm
 
@@ -26,7 +32,10 @@ type line struct {
 		Arguments    json.RawMessage `json:"arguments"`
 		ArgumentsRaw *string         `json:"arguments_raw"`
 	} `json:"tool_calls"`
-	Error string `json:"error"`
+	Error        string  `json:"error"`
+	Refusal      *string `json:"refusal"`
+	FinishReason string  `json:"finish_reason"`
+	NoUsage      bool    `json:"no_usage"`
 }
 
 // Server replays one trajectory, one response per request.
@@ -125,11 +134,21 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		}
 		msg["tool_calls"] = calls
 	}
+	if t.Refusal != nil {
+		msg["refusal"] = *t.Refusal
+	}
+	if t.FinishReason != "" {
+		finish = t.FinishReason
+	}
 	prompt := len(body) / 4
-	json.NewEncoder(w).Encode(map[string]any{
+	resp := map[string]any{
 		"id": fmt.Sprintf("chatcmpl-%d", i+1), "object": "chat.completion", "created": 1700000000, "model": "fake-gpt",
 		"choices": []any{map[string]any{"index": 0, "message": msg, "finish_reason": finish}},
 		"usage": map[string]any{"prompt_tokens": prompt, "completion_tokens": 20, "total_tokens": prompt + 20,
 			"prompt_tokens_details": map[string]any{"cached_tokens": 0}},
-	})
+	}
+	if t.NoUsage {
+		delete(resp, "usage")
+	}
+	json.NewEncoder(w).Encode(resp)
 }

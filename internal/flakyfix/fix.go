@@ -110,6 +110,11 @@ func Fix(ctx context.Context, fc FixConfig) (*FixResult, error) {
 		}
 		res.Outcome = out
 		b := out.Bundle
+		if b.Status == bundle.StatusRefused {
+			// Whatever it changed before, a model that refused did not
+			// propose a fix.
+			return judge(flaky.FixUnproven, b.WhyStopped+firstRejected, nil), nil
+		}
 		if b.Diff == "" {
 			return judge(flaky.FixUnproven, fmt.Sprintf("the agent made no change (job status %s)%s", b.Status, firstRejected), nil), nil
 		}

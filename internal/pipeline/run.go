@@ -100,6 +100,9 @@ func Run(ctx context.Context, job Job, deps Deps) (*Outcome, error) {
 		return s.finish(explainStatus(res, s.b))
 	}
 	if s.b.Diff == "" {
+		if res.StopReason == agent.StopRefused {
+			return s.finish(bundle.StatusRefused)
+		}
 		return s.finish(bundle.StatusNotFixed)
 	}
 
@@ -115,22 +118,31 @@ func Run(ctx context.Context, job Job, deps Deps) (*Outcome, error) {
 }
 
 // explainStatus judges a read-only run: explained only when the model
-// finished and nothing changed.
+// finished and nothing changed; refused when it refused.
 func explainStatus(res *agent.RunResult, b *bundle.Bundle) bundle.Status {
 	if b.Diff != "" {
 		b.Warnings = append(b.Warnings, "the workspace changed during a read-only run")
 		return bundle.StatusNotFixed
 	}
-	if res.Finished() {
+	switch {
+	case res.Finished():
 		return bundle.StatusExplained
+	case res.StopReason == agent.StopRefused:
+		return bundle.StatusRefused
 	}
 	return bundle.StatusNotFixed
 }
 
 // fixStatus judges a fix from the harness's validation and how the model
-// ended.
+// ended. A refusal is refused whatever the validation says: the model did
+// not finish the change it started, and will not.
 func fixStatus(res *agent.RunResult, b *bundle.Bundle) bundle.Status {
 	switch {
+	case res.StopReason == agent.StopRefused:
+		if b.Validated() {
+			b.Warnings = append(b.Warnings, "the tests pass with the change the model made before it refused; it is not proposed as a fix")
+		}
+		return bundle.StatusRefused
 	case !b.Validated() && res.Finished():
 		return bundle.StatusValidationFailed
 	case !b.Validated():
@@ -274,7 +286,7 @@ func (s *session) loop(ctx context.Context) (*agent.RunResult, error) {
 	b.Report = agent.ParseReport(res.FinalMessage)
 	b.Usage, b.CostUSD, b.CostKnown = res.Usage, res.CostUSD, res.CostKnown
 	b.Run = bundle.RunInfo{StopReason: res.StopReason, Detail: res.Detail, Steps: res.Steps, ToolCalls: res.ToolCalls,
-		ToolErrors: res.ToolErrors, Denials: res.Denials, Refusals: res.Refusals, Duration: res.Duration}
+		ToolErrors: res.ToolErrors, Denials: res.Denials, Refusals: res.Refusals, Duration: res.Duration, Refusal: res.Refusal}
 	return res, nil
 }
 
@@ -331,6 +343,7 @@ func (s *session) finish(status bundle.Status) (*Outcome, error) {
 		b.Report.Assumptions[i] = rd(b.Report.Assumptions[i])
 	}
 	b.Run.Detail = rd(b.Run.Detail) // names the calls left pending, with their arguments
+	b.Run.Refusal = rd(b.Run.Refusal)
 	redactProof(b, rd)
 	b.WhyStopped = report.Why(b)
 	for i := range b.Validation {

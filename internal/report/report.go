@@ -190,8 +190,14 @@ func Usage(b *bundle.Bundle) string {
 		model += " (scripted replay, no real model)"
 		cost = "n/a (scripted)"
 	}
-	return fmt.Sprintf("Model `%s` · %d model turns · %d input + %d output tokens (%d cached) · cost %s · wall time %.1fs",
-		model, b.Run.Steps, b.Usage.InputTokens, b.Usage.OutputTokens, b.Usage.CacheReadTokens, cost, b.Run.Duration)
+	tokens := fmt.Sprintf("%d input + %d output tokens (%d cached)", b.Usage.InputTokens, b.Usage.OutputTokens, b.Usage.CacheReadTokens)
+	if b.Usage.Estimated {
+		tokens = fmt.Sprintf("about %d input + %d output tokens (estimated: usage not reported by the server)", b.Usage.InputTokens, b.Usage.OutputTokens)
+		if b.CostKnown {
+			cost = "about " + cost
+		}
+	}
+	return fmt.Sprintf("Model `%s` · %d model turns · %s · cost %s · wall time %.1fs", model, b.Run.Steps, tokens, cost, b.Run.Duration)
 }
 
 func headline(b *bundle.Bundle) string {
@@ -208,6 +214,8 @@ func headline(b *bundle.Bundle) string {
 		return "cancelled"
 	case bundle.StatusNotReproduced:
 		return "failure not reproduced here"
+	case bundle.StatusRefused:
+		return "the model refused"
 	}
 	return "not fixed"
 }

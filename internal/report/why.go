@@ -21,6 +21,8 @@ func Why(b *bundle.Bundle) string {
 		return "cancelled: the run was interrupted " + afterTurns(b) + "; nothing more was run"
 	case bundle.StatusNotReproduced:
 		return notReproducedWhy(b)
+	case bundle.StatusRefused:
+		return refusedWhy(b)
 	case bundle.StatusValidationFailed:
 		var failed []string
 		for _, c := range b.Validation {
@@ -59,6 +61,17 @@ func Why(b *bundle.Bundle) string {
 		return prefix + ": the model ended without a patch " + afterTurns(b)
 	}
 	return prefix + ": the change was not validated"
+}
+
+// refusedWhy is the line that leads the report of a refused run: "the
+// model refused: " and what it (or the provider's filter) said, on one
+// line, after N turns.
+func refusedWhy(b *bundle.Bundle) string {
+	said := strings.TrimRight(strings.Join(strings.Fields(b.Run.Refusal), " "), ".")
+	if said == "" {
+		said = "no reason given"
+	}
+	return "the model refused: " + oneLine(said, 300) + " (" + afterTurns(b) + ")"
 }
 
 // afterTurns is "after N turns".

@@ -54,6 +54,17 @@ func TestWhy(t *testing.T) {
 			b.Mode = "explain"
 			return b
 		}(), "no diagnosis: the model repeated the same call with the same result 3 times after 5 turns"},
+		{"refused", func() *bundle.Bundle {
+			b := stopped(agent.StopRefused, "stopped: the model refused: x. Done: 1 model turns. Remains: y.", 1)
+			b.Status, b.Mode = bundle.StatusRefused, "explain"
+			b.Run.Refusal = "I can't help\nwith that.  (category cyber)."
+			return b
+		}(), "the model refused: I can't help with that. (category cyber) (after 1 turn)"},
+		{"refused in silence", func() *bundle.Bundle {
+			b := stopped(agent.StopRefused, "", 2)
+			b.Status = bundle.StatusRefused
+			return b
+		}(), "the model refused: no reason given (after 2 turns)"},
 	}
 	for _, c := range cases {
 		if got := Why(c.b); got != c.want {
@@ -132,5 +143,38 @@ func TestFooterVersion(t *testing.T) {
 	}
 	if Footer("v1|x") != "<sub>Written by mini-agent v1\\|x.</sub>\n\n" {
 		t.Errorf("Footer = %q", Footer("v1|x"))
+	}
+}
+
+// TestRefusedReport: a refused run's reports lead with what the model
+// said, under the refused headline, never as an empty diagnosis.
+func TestRefusedReport(t *testing.T) {
+	t.Parallel()
+	b := stopped(agent.StopRefused, "stopped: the model refused: I can't help with that. Done: 1 model turns, 0 tool calls. Remains: y.", 1)
+	b.Status, b.Mode, b.Run.Refusal = bundle.StatusRefused, "explain", "I can't help with that."
+	b.Report = agent.Report{}
+	body := Body(b, Options{})
+	if want := "## mini-agent: the model refused\n\n**The model refused: I can't help with that (after 1 turn)**\n\n"; !strings.HasPrefix(body, want) {
+		t.Errorf("body starts\n%.200s\nwant\n%s", body, want)
+	}
+	lines := strings.Split(Text(b), "\n")
+	if lines[0] != "mini-agent explain: the model refused: I can't help with that (after 1 turn)" || lines[1] != "stop reason: refused" ||
+		!strings.HasPrefix(lines[2], "stopped: the model refused: I can't help with that.") {
+		t.Errorf("terminal report starts:\n%s", strings.Join(lines[:3], "\n"))
+	}
+}
+
+// TestUsageSaysWhenEstimated: usage a server did not report is shown as
+// the estimate it is, never as a count.
+func TestUsageSaysWhenEstimated(t *testing.T) {
+	t.Parallel()
+	b := sample()
+	if got := Usage(b); !strings.Contains(got, "1200 input + 80 output tokens (600 cached) · cost $0.0031") {
+		t.Errorf("reported usage: %s", got)
+	}
+	b.Usage.Estimated = true
+	got := Usage(b)
+	if !strings.Contains(got, "about 1200 input + 80 output tokens (estimated: usage not reported by the server) · cost about $0.0031") {
+		t.Errorf("estimated usage: %s", got)
 	}
 }
