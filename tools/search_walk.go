@@ -238,4 +238,3 @@ func readIgnoreFile(root *os.Root, dir string) *ignoreFile {
 	}
 	return ig
 }
-
