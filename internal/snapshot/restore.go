@@ -18,12 +18,23 @@ import (
 // returns what it undid. Writes go through an os.Root on the work tree, so
 // a directory swapped for a symlink cannot lead them outside. A submodule
 // (gitlink) change cannot be undone and is reported as an error.
+//
+// When the stat gate (gate.go) recorded by the previous Restore finds every
+// file and directory git would look at as it was, nothing changed and
+// Restore returns at once; otherwise it checks with git, the full way, and
+// records the gate again once the work tree is back.
 func (s *Snapshot) Restore(ctx context.Context) ([]Change, error) {
+	if s.gate != nil && s.gate.unchanged(ctx, s) {
+		return nil, nil
+	}
+	s.gate = nil
+	s.fullChecks++
 	now, err := s.writeTree(ctx)
 	if err != nil {
 		return nil, err
 	}
 	if now == s.tree {
+		s.recordGate(ctx)
 		return nil, nil
 	}
 	raw, err := git(ctx, s.dir, s.env, "diff-tree", "-r", "-z", "--no-renames", "--no-commit-id", s.tree, now)
@@ -55,6 +66,8 @@ func (s *Snapshot) Restore(ctx context.Context) ([]Change, error) {
 			errs = append(errs, err)
 		} else if again != s.tree {
 			errs = append(errs, errors.New("the work tree still differs from the recorded state"))
+		} else {
+			s.recordGate(ctx)
 		}
 	}
 	if len(errs) > 0 {

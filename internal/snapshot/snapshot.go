@@ -28,6 +28,10 @@ type Snapshot struct {
 	tmp     string
 	format  string   // object format: "sha1" or "sha256"
 	exclude []string // absolute paths never recorded
+	gate    *gate    // the stat gate (gate.go); nil until a Restore records it
+	// fullChecks counts the Restores that ran git (the gate could not
+	// vouch): the tests' proof that a clean step skips it.
+	fullChecks int
 }
 
 // Take records the current state of dir (tracked and untracked, ignored
