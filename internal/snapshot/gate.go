@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/org/mini-agent/internal/gitexec"
 	"github.com/org/mini-agent/internal/safefile"
 )
 
@@ -189,36 +190,63 @@ func (g *gate) stat(ctx context.Context, root *os.Root, start time.Time, s *Snap
 	})
 }
 
-// unchanged reports whether every recorded entry is as recorded.
-func (g *gate) unchanged(ctx context.Context, s *Snapshot) bool {
+// check compares every recorded entry with the work tree. It reports
+// whether all are as recorded, and the recorded files that are not (for
+// the full check to hash again: see forget).
+func (g *gate) check(ctx context.Context, s *Snapshot) (same bool, changed []string) {
 	root, err := os.OpenRoot(s.dir)
 	if err != nil {
-		return false
+		return false, nil
 	}
 	defer root.Close()
-	errChanged := errors.New("changed")
+	var mu sync.Mutex
+	same = true
 	err = g.each(ctx, func(e *gateEntry, dir bool) error {
-		k, err := lstatKey(s.dir, e.path)
-		if err != nil || k != e.key {
-			return errChanged
-		}
-		if !e.racy {
-			return nil
-		}
-		if dir {
-			names, err := readNames(root, e.path)
-			if err != nil || !slices.Equal(names, e.names) {
-				return errChanged
+		if g.entryChanged(root, s, e, dir) {
+			mu.Lock()
+			same = false
+			if !dir {
+				changed = append(changed, e.path)
 			}
-			return nil
-		}
-		data, err := readEntry(root, e.path, k)
-		if err != nil || s.BlobID(data) != e.blob {
-			return errChanged
+			mu.Unlock()
 		}
 		return nil
 	})
-	return err == nil
+	return same && err == nil, changed
+}
+
+func (g *gate) entryChanged(root *os.Root, s *Snapshot, e *gateEntry, dir bool) bool {
+	k, err := lstatKey(s.dir, e.path)
+	if err != nil || k != e.key {
+		return true
+	}
+	if !e.racy {
+		return false
+	}
+	if dir {
+		names, err := readNames(root, e.path)
+		return err != nil || !slices.Equal(names, e.names)
+	}
+	data, err := readEntry(root, e.path, k)
+	return err != nil || s.BlobID(data) != e.blob
+}
+
+// forget drops paths from the shadow index, so that the full check hashes
+// them again rather than trust the index's stat data: git compares times
+// to the second (unless built with USE_NSEC), and a file rewritten at the
+// same size within the second of its last check, its mtime set back,
+// would pass git's check where the gate saw its ctime move.
+func (s *Snapshot) forget(ctx context.Context, paths []string) error {
+	if len(paths) == 0 {
+		return nil
+	}
+	var in strings.Builder
+	for _, p := range paths {
+		in.WriteString(":(literal)" + p + "\x00")
+	}
+	_, err := gitexec.Run(ctx, gitexec.Options{Dir: s.dir, Env: s.env, Timeout: gitTimeout, Stdin: strings.NewReader(in.String())},
+		"rm", "--cached", "-r", "-q", "-f", "--ignore-unmatch", "--pathspec-from-file=-", "--pathspec-file-nul")
+	return err
 }
 
 // each runs fn over all entries, directories first, on a few goroutines;

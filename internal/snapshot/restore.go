@@ -24,8 +24,14 @@ import (
 // Restore returns at once; otherwise it checks with git, the full way, and
 // records the gate again once the work tree is back.
 func (s *Snapshot) Restore(ctx context.Context) ([]Change, error) {
-	if s.gate != nil && s.gate.unchanged(ctx, s) {
-		return nil, nil
+	if s.gate != nil {
+		same, changed := s.gate.check(ctx, s)
+		if same {
+			return nil, nil
+		}
+		if err := s.forget(ctx, changed); err != nil {
+			return nil, fmt.Errorf("snapshot restore: %w", err)
+		}
 	}
 	s.gate = nil
 	s.fullChecks++
