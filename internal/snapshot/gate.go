@@ -3,6 +3,7 @@ package snapshot
 import (
 	"context"
 	"errors"
+	"io"
 	"os"
 	"path"
 	"slices"
@@ -64,7 +65,8 @@ type gateEntry struct {
 
 // gate is the recorded state; nil when not recorded (or not possible).
 type gate struct {
-	files, dirs []gateEntry
+	files, dirs   []gateEntry
+	fileAt, dirAt map[string]int // index by path
 }
 
 // errGateOff says the gate cannot vouch for this tree (a submodule, a
@@ -78,6 +80,7 @@ func (s *Snapshot) recordGate(ctx context.Context) {
 	if !gateSupported {
 		return
 	}
+	s.records++
 	g, err := s.buildGate(ctx)
 	if err == nil {
 		s.gate = g
@@ -108,16 +111,26 @@ func (s *Snapshot) buildGate(ctx context.Context) (*gate, error) {
 			keepDirs[d] = true
 		}
 	}
-	// Directories git does not look into for new files: ignored ones.
+	// Directories git does not look into for new files: ignored ones
+	// (among those ls-files names as wholly ignored, check-ignore tells
+	// which are).
 	out, err := git(ctx, s.dir, s.env, "ls-files", "-z", "--others", "--ignored", "--exclude-standard", "--directory")
 	if err != nil {
 		return nil, err
 	}
-	ignoredDirs := map[string]bool{}
+	var candidates []string
 	for _, p := range strings.Split(out, "\x00") {
 		if d, ok := strings.CutSuffix(p, "/"); ok {
-			ignoredDirs[d] = true
+			candidates = append(candidates, d)
 		}
+	}
+	ignored, err := s.checkIgnored(ctx, candidates)
+	if err != nil {
+		return nil, err
+	}
+	ignoredDirs := map[string]bool{}
+	for _, d := range ignored {
+		ignoredDirs[d] = true
 	}
 	root, err := os.OpenRoot(s.dir)
 	if err != nil {
@@ -166,7 +179,19 @@ func (s *Snapshot) buildGate(ctx context.Context) (*gate, error) {
 	if err := g.stat(ctx, root, start, s); err != nil {
 		return nil, err
 	}
+	g.index()
 	return g, nil
+}
+
+func (g *gate) index() {
+	g.fileAt = make(map[string]int, len(g.files))
+	for i, e := range g.files {
+		g.fileAt[e.path] = i
+	}
+	g.dirAt = make(map[string]int, len(g.dirs))
+	for i, e := range g.dirs {
+		g.dirAt[e.path] = i
+	}
 }
 
 // stat fills in the keys at recording time and marks racy entries.
@@ -191,12 +216,13 @@ func (g *gate) stat(ctx context.Context, root *os.Root, start time.Time, s *Snap
 }
 
 // check compares every recorded entry with the work tree. It reports
-// whether all are as recorded, and the recorded files that are not (for
-// the full check to hash again: see forget).
-func (g *gate) check(ctx context.Context, s *Snapshot) (same bool, changed []string) {
+// whether all are as recorded, and which are not: the files (for the full
+// check to hash again, see forget) and the directories (whose entries
+// changed, or which are gone).
+func (g *gate) check(ctx context.Context, s *Snapshot) (same bool, files, dirs []string) {
 	root, err := os.OpenRoot(s.dir)
 	if err != nil {
-		return false, nil
+		return false, nil, nil
 	}
 	defer root.Close()
 	var mu sync.Mutex
@@ -205,14 +231,16 @@ func (g *gate) check(ctx context.Context, s *Snapshot) (same bool, changed []str
 		if g.entryChanged(root, s, e, dir) {
 			mu.Lock()
 			same = false
-			if !dir {
-				changed = append(changed, e.path)
+			if dir {
+				dirs = append(dirs, e.path)
+			} else {
+				files = append(files, e.path)
 			}
 			mu.Unlock()
 		}
 		return nil
 	})
-	return same && err == nil, changed
+	return same && err == nil, files, dirs
 }
 
 func (g *gate) entryChanged(root *os.Root, s *Snapshot, e *gateEntry, dir bool) bool {
@@ -244,9 +272,14 @@ func (s *Snapshot) forget(ctx context.Context, paths []string) error {
 	for _, p := range paths {
 		in.WriteString(":(literal)" + p + "\x00")
 	}
-	_, err := gitexec.Run(ctx, gitexec.Options{Dir: s.dir, Env: s.env, Timeout: gitTimeout, Stdin: strings.NewReader(in.String())},
+	_, err := gitexecRun(ctx, s, strings.NewReader(in.String()),
 		"rm", "--cached", "-r", "-q", "-f", "--ignore-unmatch", "--pathspec-from-file=-", "--pathspec-file-nul")
 	return err
+}
+
+// gitexecRun is git on the shadow repository with stdin.
+func gitexecRun(ctx context.Context, s *Snapshot, stdin io.Reader, args ...string) ([]byte, error) {
+	return gitexec.Run(ctx, gitexec.Options{Dir: s.dir, Env: s.env, Timeout: gitTimeout, Stdin: stdin}, args...)
 }
 
 // each runs fn over all entries, directories first, on a few goroutines;

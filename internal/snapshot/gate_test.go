@@ -23,6 +23,7 @@ func gateFixture(t *testing.T) (string, *Snapshot) {
 	write(t, dir, "sub/x.txt", "inside\n", 0o644)
 	write(t, dir, "sub/deep/y.txt", "deeper\n", 0o644)
 	write(t, dir, "ign/keep.log", "ignored dir content\n", 0o644)
+	write(t, dir, "onlyign/a.log", "an ignored file in a directory git still looks in\n", 0o644)
 	write(t, dir, ".gitignore", "*.log\n/ign/\n", 0o644)
 	s, err := Take(context.Background(), dir)
 	if err != nil {
@@ -93,6 +94,7 @@ func TestGateCatchesEveryChange(t *testing.T) {
 		{"deleted", func(t *testing.T, dir string) { os.Remove(filepath.Join(dir, "gone.txt")) }, "gone.txt"},
 		{"created", func(t *testing.T, dir string) { write(t, dir, "sub/deep/new.txt", "n\n", 0o644) }, ""},
 		{"created dir", func(t *testing.T, dir string) { write(t, dir, "newdir/a/b.txt", "n\n", 0o644) }, ""},
+		{"created beside ignored files", func(t *testing.T, dir string) { write(t, dir, "onlyign/new.txt", "n\n", 0o644) }, ""},
 		{"mode", func(t *testing.T, dir string) { os.Chmod(filepath.Join(dir, "run.sh"), 0o755) }, "run.sh"},
 		{"symlink", func(t *testing.T, dir string) {
 			os.Remove(filepath.Join(dir, "sub/x.txt"))
@@ -198,7 +200,7 @@ func TestGateComparesRacyEntriesByContent(t *testing.T) {
 		t.Fatal(err)
 	}
 	s.gate.files[i].key = k // the same tick: times equal
-	if same, changed := s.gate.check(context.Background(), s); same || !slices.Equal(changed, []string{"a.go"}) {
+	if same, changed, _ := s.gate.check(context.Background(), s); same || !slices.Equal(changed, []string{"a.go"}) {
 		t.Fatalf("the gate vouched for a racy file whose content changed (same %v, changed %q)", same, changed)
 	}
 	// A racy directory whose entries changed with its times equal.
@@ -209,7 +211,7 @@ func TestGateComparesRacyEntriesByContent(t *testing.T) {
 	write(t, dir, "sub/new.txt", "n\n", 0o644)
 	s.gate.dirs[j].key, _ = lstatKey(dir, "sub")
 	s.gate.dirs[j].racy = true
-	if same, _ := s.gate.check(context.Background(), s); same {
+	if same, _, _ := s.gate.check(context.Background(), s); same {
 		t.Fatal("the gate vouched for a racy directory whose entries changed")
 	}
 }
@@ -269,6 +271,14 @@ func TestGateAgreesWithTheFullCheck(t *testing.T) {
 		if _, after, _ := ref.Diff(context.Background()); len(after) != 0 {
 			t.Fatalf("step %d: still changed after Restore: %+v", step, after)
 		}
+		if s.gate == nil {
+			t.Fatalf("step %d: no gate after Restore", step)
+		}
+	}
+	// Most changed steps bring the gate up to date rather than record it
+	// whole (a changed .gitignore does record it whole).
+	if s.fullChecks < 20 || s.records > s.fullChecks/2 {
+		t.Errorf("%d full checks, %d whole recordings", s.fullChecks, s.records)
 	}
 }
 
@@ -283,4 +293,30 @@ func paths(cs []Change) string {
 	}
 	slices.Sort(out)
 	return fmt.Sprint(out)
+}
+
+// A directory the step created is watched from then on, unless git
+// ignores it: a file created in it later is caught; a file in an ignored
+// new directory costs no full check (as it costs git nothing).
+func TestGateWatchesNewDirectoriesButIgnoredOnes(t *testing.T) {
+	t.Parallel()
+	dir, s := gateFixture(t)
+	ctx := context.Background()
+	write(t, dir, "sub/d.log/x.txt", "ignored: the directory matches *.log\n", 0o644)
+	write(t, dir, "sub/newdir/a.log", "ignored file, watched directory\n", 0o644)
+	if undone, err := s.Restore(ctx); err != nil || undone != nil || s.fullChecks != 2 {
+		t.Fatalf("step 1: %v %v, %d full checks", undone, err, s.fullChecks)
+	}
+	if s.records != 1 {
+		t.Errorf("the gate was recorded whole again (%d recordings), not brought up to date", s.records)
+	}
+	write(t, dir, "sub/d.log/y.txt", "more ignored\n", 0o644)
+	if undone, err := s.Restore(ctx); err != nil || undone != nil || s.fullChecks != 2 {
+		t.Fatalf("step 2 (ignored directory): %v %v, %d full checks", undone, err, s.fullChecks)
+	}
+	write(t, dir, "sub/newdir/new.txt", "seen\n", 0o644)
+	undone, err := s.Restore(ctx)
+	if err != nil || len(undone) != 1 || undone[0].Path != "sub/newdir/new.txt" {
+		t.Fatalf("step 3 (new file in the new directory): %+v %v", undone, err)
+	}
 }

@@ -24,23 +24,37 @@ import (
 // Restore returns at once; otherwise it checks with git, the full way, and
 // records the gate again once the work tree is back.
 func (s *Snapshot) Restore(ctx context.Context) ([]Change, error) {
-	if s.gate != nil {
-		same, changed := s.gate.check(ctx, s)
+	prev := s.gate
+	var files, dirs []string
+	check := func() error { return CheckInputs(ctx, s.dir) }
+	if prev != nil {
+		var same bool
+		same, files, dirs = prev.check(ctx, s)
 		if same {
 			return nil, nil
 		}
-		if err := s.forget(ctx, changed); err != nil {
+		if err := s.forget(ctx, files); err != nil {
 			return nil, fmt.Errorf("snapshot restore: %w", err)
 		}
+		check = func() error { return prev.checkChangedInputs(ctx, s.dir, dirs) }
 	}
 	s.gate = nil
 	s.fullChecks++
-	now, err := s.writeTree(ctx)
+	// The gate again, once the tree is back: brought up to date where it
+	// can be, recorded whole otherwise.
+	regate := func(written []string) {
+		if prev != nil && prev.refresh(ctx, s, files, dirs, written) {
+			s.gate = prev
+			return
+		}
+		s.recordGate(ctx)
+	}
+	now, err := s.writeTreeChecked(ctx, check)
 	if err != nil {
 		return nil, err
 	}
 	if now == s.tree {
-		s.recordGate(ctx)
+		regate(nil)
 		return nil, nil
 	}
 	raw, err := git(ctx, s.dir, s.env, "diff-tree", "-r", "-z", "--no-renames", "--no-commit-id", s.tree, now)
@@ -68,12 +82,18 @@ func (s *Snapshot) Restore(ctx context.Context) ([]Change, error) {
 		undone = append(undone, Change{Path: r.path, Status: r.status, Mode: r.oldMode})
 	}
 	if len(errs) == 0 {
-		if again, err := s.writeTree(ctx); err != nil {
+		// No untrusted code ran since the check above: git's inputs are
+		// as checked (Restore itself writes no .gitignore FIFO).
+		if again, err := s.writeTreeChecked(ctx, nil); err != nil {
 			errs = append(errs, err)
 		} else if again != s.tree {
 			errs = append(errs, errors.New("the work tree still differs from the recorded state"))
 		} else {
-			s.recordGate(ctx)
+			written := make([]string, 0, len(undone))
+			for _, c := range undone {
+				written = append(written, c.Path)
+			}
+			regate(written)
 		}
 	}
 	if len(errs) > 0 {
