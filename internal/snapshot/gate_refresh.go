@@ -130,7 +130,7 @@ func (g *gate) refresh(ctx context.Context, s *Snapshot, files, dirs, written []
 		for _, n := range names {
 			name, typ, _ := strings.Cut(n, "\x00")
 			rel := path.Join(d, name)
-			if _, ok := g.dirAt[rel]; !ok && typ == fs.ModeDir.String() && name != ".git" {
+			if _, ok := g.dirAt[rel]; !ok && typ == dirType && name != ".git" {
 				queue = append(queue, rel)
 			}
 			if _, ok := g.fileAt[rel]; !ok && name == ".gitignore" {

@@ -265,8 +265,8 @@ func TestGateAgreesWithTheFullCheck(t *testing.T) {
 		if err != nil {
 			t.Fatalf("step %d: %v", step, err)
 		}
-		if paths(undone) != paths(want) {
-			t.Fatalf("step %d: the gated Restore undid %s, the full diff says %s", step, paths(undone), paths(want))
+		if changedPaths(undone) != changedPaths(want) {
+			t.Fatalf("step %d: the gated Restore undid %s, the full diff says %s", step, changedPaths(undone), changedPaths(want))
 		}
 		if _, after, _ := ref.Diff(context.Background()); len(after) != 0 {
 			t.Fatalf("step %d: still changed after Restore: %+v", step, after)
@@ -282,8 +282,8 @@ func TestGateAgreesWithTheFullCheck(t *testing.T) {
 	}
 }
 
-// paths lists changes' paths, renames as both sides, sorted.
-func paths(cs []Change) string {
+// changedPaths lists changes' paths, renames as both sides, sorted.
+func changedPaths(cs []Change) string {
 	var out []string
 	for _, c := range cs {
 		out = append(out, c.Path)

@@ -49,7 +49,11 @@ func (s *Snapshot) Restore(ctx context.Context) ([]Change, error) {
 		}
 		s.recordGate(ctx)
 	}
-	now, err := s.writeTreeChecked(ctx, check)
+	var update func() error
+	if prev != nil {
+		update = func() error { return s.addPaths(ctx, prev, files, dirs) }
+	}
+	now, err := s.writeTreeWith(ctx, check, update)
 	if err != nil {
 		return nil, err
 	}
@@ -84,16 +88,16 @@ func (s *Snapshot) Restore(ctx context.Context) ([]Change, error) {
 	if len(errs) == 0 {
 		// No untrusted code ran since the check above: git's inputs are
 		// as checked (Restore itself writes no .gitignore FIFO).
-		if again, err := s.writeTreeChecked(ctx, nil); err != nil {
+		var update func() error
+		if prev != nil {
+			update = func() error { return s.updatePaths(ctx, paths(undone)) }
+		}
+		if again, err := s.writeTreeWith(ctx, nil, update); err != nil {
 			errs = append(errs, err)
 		} else if again != s.tree {
 			errs = append(errs, errors.New("the work tree still differs from the recorded state"))
 		} else {
-			written := make([]string, 0, len(undone))
-			for _, c := range undone {
-				written = append(written, c.Path)
-			}
-			regate(written)
+			regate(paths(undone))
 		}
 	}
 	if len(errs) > 0 {
@@ -192,4 +196,13 @@ func writeNew(root *os.Root, name string, data []byte, perm fs.FileMode) error {
 		root.Remove(name)
 	}
 	return err
+}
+
+// paths lists the changes' paths.
+func paths(cs []Change) []string {
+	out := make([]string, 0, len(cs))
+	for _, c := range cs {
+		out = append(out, c.Path)
+	}
+	return out
 }

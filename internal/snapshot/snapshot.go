@@ -141,11 +141,32 @@ func (s *Snapshot) writeTree(ctx context.Context) (string, error) {
 // Restore checks only what changed, or nothing when no untrusted code ran
 // since its last check.
 func (s *Snapshot) writeTreeChecked(ctx context.Context, check func() error) (string, error) {
+	return s.writeTreeWith(ctx, check, nil)
+}
+
+// writeTreeWith is writeTreeChecked with a way to bring the shadow index
+// up to date that is cheaper than `git add -A` (see Snapshot.addPaths);
+// when it fails, `git add -A` does it.
+func (s *Snapshot) writeTreeWith(ctx context.Context, check, update func() error) (string, error) {
 	if check != nil {
 		if err := check(); err != nil {
 			return "", err
 		}
 	}
+	if update == nil || update() != nil {
+		if err := s.addAll(ctx); err != nil {
+			return "", err
+		}
+	}
+	tree, err := git(ctx, s.dir, s.env, "write-tree")
+	if err != nil {
+		return "", fmt.Errorf("snapshot: %w", err)
+	}
+	return tree, nil
+}
+
+// addAll is `git add -A` of the whole work tree into the shadow index.
+func (s *Snapshot) addAll(ctx context.Context) error {
 	args := []string{"add", "-A", "--", "."}
 	for _, p := range s.exclude {
 		if rel, ok := s.relative(p); ok {
@@ -153,13 +174,9 @@ func (s *Snapshot) writeTreeChecked(ctx context.Context, check func() error) (st
 		}
 	}
 	if _, err := git(ctx, s.dir, s.env, args...); err != nil {
-		return "", fmt.Errorf("snapshot: %w", err)
+		return fmt.Errorf("snapshot: %w", err)
 	}
-	tree, err := git(ctx, s.dir, s.env, "write-tree")
-	if err != nil {
-		return "", fmt.Errorf("snapshot: %w", err)
-	}
-	return tree, nil
+	return nil
 }
 
 // relative returns p relative to the snapshot's top directory, if inside.
