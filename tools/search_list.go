@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path"
 	"path/filepath"
 	"runtime"
@@ -27,8 +28,8 @@ import (
 // untracked files; git only reads the index (`ls-files --cached`, no file
 // of the work tree opened), concurrently. The union is what the full
 // listing says. Wherever the walk cannot be sure it agrees with git — a
-// nested repository or a gitlink, a symlinked or oversized .gitignore, a
-// configuration that changes matching, a
+// nested repository or a gitlink, a symlinked or oversized .gitignore,
+// core.ignoreCase or core.worktree set, a
 // workspace below its repository's top — it answers errListUnsure and the
 // caller runs the old way (checkIgnoreFiles, then git's own listing).
 
@@ -50,6 +51,10 @@ func (w *Workspace) onePassList(ctx context.Context) ([]string, error) {
 	}
 	cached := make(chan cachedOut, 1)
 	go func() {
+		if err := w.checkListConfig(ctx); err != nil {
+			cached <- cachedOut{nil, err}
+			return
+		}
 		out, err := gitexec.Run(ctx, gitexec.Options{Dir: w.dir, Timeout: gitListTimeout}, "ls-files", "-z", "--cached")
 		cached <- cachedOut{splitNUL(out), err}
 	}()
@@ -80,8 +85,7 @@ func (w *Workspace) onePassList(ctx context.Context) ([]string, error) {
 }
 
 // listRepoRules checks that the workspace is a repository's top directory
-// whose configuration leaves ignore matching as search models it, and
-// returns the rules of its info/exclude (git reads it before any
+// and returns the rules of its info/exclude (git reads it before any
 // .gitignore; core.excludesFile is /dev/null for the harness's git).
 func (w *Workspace) listRepoRules() (*ignoreFile, error) {
 	if fi, err := os.Lstat(filepath.Join(w.dir, ".git")); err != nil || !(fi.IsDir() || fi.Mode().IsRegular()) {
@@ -102,21 +106,6 @@ func (w *Workspace) listRepoRules() (*ignoreFile, error) {
 		return nil, errListUnsure
 	}
 	common := dirs[len(dirs)-1]
-	for _, d := range dirs {
-		for _, name := range []string{"config", "config.worktree"} {
-			data, err := safefile.ReadPath(filepath.Join(d, name), maxGitignoreBytes)
-			if errors.Is(err, fs.ErrNotExist) {
-				continue
-			}
-			// Case folding of patterns, another work tree, included
-			// files: git's answer could differ from the walk's.
-			low := bytes.ToLower(data)
-			if err != nil || bytes.Contains(low, []byte("ignorecase")) || bytes.Contains(low, []byte("worktree")) ||
-				bytes.Contains(low, []byte("include")) {
-				return nil, errListUnsure
-			}
-		}
-	}
 	data, err := safefile.ReadPath(filepath.Join(common, "info", "exclude"), maxGitignoreBytes)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
@@ -125,6 +114,30 @@ func (w *Workspace) listRepoRules() (*ignoreFile, error) {
 		return nil, errListUnsure
 	}
 	return parseIgnore(data, "."), nil
+}
+
+// checkListConfig asks git (which reads included files too) whether the
+// repository's configuration changes what the walk models: case-folded
+// matching (core.ignoreCase) or a work tree elsewhere (core.worktree).
+func (w *Workspace) checkListConfig(ctx context.Context) error {
+	out, err := gitexec.Run(ctx, gitexec.Options{Dir: w.dir, Timeout: gitListTimeout},
+		"config", "-z", "--get-regexp", `^core\.(ignorecase|worktree)$`)
+	var exit *exec.ExitError
+	if errors.As(err, &exit) && exit.ExitCode() == 1 {
+		return nil // neither is set
+	}
+	if err != nil {
+		return errListUnsure
+	}
+	for _, kv := range bytes.Split(bytes.TrimSuffix(out, []byte{0}), []byte{0}) {
+		key, value, _ := bytes.Cut(kv, []byte{'\n'})
+		switch v := strings.ToLower(string(value)); {
+		case strings.EqualFold(string(key), "core.ignorecase") && (v == "false" || v == "no" || v == "off" || v == "0"):
+		default:
+			return errListUnsure
+		}
+	}
+	return nil
 }
 
 // walkResult is what walkUntracked found.

@@ -279,3 +279,49 @@ func TestOnePassListQuirks(t *testing.T) {
 		t.Errorf("git lists %d of the files: %q", len(want), want)
 	}
 }
+
+// A configuration that changes matching (core.ignoreCase, even from an
+// included file) or moves the work tree sends the listing back to git,
+// whose answer stays the one given.
+func TestOnePassListLeavesConfigChangesToGit(t *testing.T) {
+	t.Parallel()
+	for name, set := range map[string][][]string{
+		"ignorecase":          {{"config", "core.ignorecase", "true"}},
+		"included ignorecase": {{"config", "--file", "extra.cfg", "core.ignoreCase", "yes"}, {"config", "include.path", "extra.cfg"}},
+		"ignorecase false":    {{"config", "core.ignorecase", "false"}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			dir := t.TempDir()
+			runGit(t, dir, "init", "-q")
+			for _, f := range []string{"A.LOG", "b.txt", "sub/C.Log"} {
+				p := filepath.Join(dir, f)
+				os.MkdirAll(filepath.Dir(p), 0o755)
+				os.WriteFile(p, []byte("x\n"), 0o644)
+			}
+			os.WriteFile(filepath.Join(dir, ".gitignore"), []byte("*.log\n"), 0o644)
+			for _, args := range set {
+				if args[1] == "--file" {
+					args = append([]string{args[0], args[1], filepath.Join(dir, ".git", args[2])}, args[3:]...)
+				}
+				runGit(t, dir, args...)
+			}
+			ws, err := OpenWorkspace(dir, WorkspaceOptions{RunsDir: t.TempDir()})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer ws.Close()
+			_, err = ws.onePassList(context.Background())
+			if wantUnsure := name != "ignorecase false"; errors.Is(err, errListUnsure) != wantUnsure {
+				t.Errorf("one-pass listing: %v, want unsure %v", err, wantUnsure)
+			}
+			got, err := ws.listFiles(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := gitListing(t, dir); !slices.Equal(got, want) {
+				t.Errorf("listFiles %q, git %q", got, want)
+			}
+		})
+	}
+}
