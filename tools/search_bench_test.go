@@ -117,8 +117,18 @@ func BenchmarkSearch(b *testing.B) {
 			b.ReportMetric(float64(cpuTime()-cpu0)/float64(b.N), "cpu-ns/op")
 			b.ReportMetric(float64(len(files)), "files")
 			b.ReportMetric(float64(lines), "lines")
+			b.ReportMetric(float64(peakRSS()), "peak-rss-KB")
 		})
 	}
+}
+
+// peakRSS is this process's peak resident set size so far, in KiB.
+func peakRSS() int64 {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return int64(ru.Maxrss)
 }
 
 // cpuTime is the user plus system time of this process and its waited-for

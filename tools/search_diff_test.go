@@ -98,6 +98,8 @@ var diffQueries = []string{
 	"(?s)foo.bar", "foo.bar", "foo\\nbar", "\\n", "(a|b)(c|d)[0-9]", "(ab|cd)[0-9]|[0-9](ef|gh)", "(?i)(ab|cd)9",
 	"[0-9]{70}x", "x[0-9]{70}", "(ab[0-9]){30}Z", "Z(ab[0-9]){30}", "(ab[0-9]){25,}Z", "[a-c]{65}[0-9]", "[0-9][a-c]{65}",
 	"(?:[0-9]{3}[a-z]){20}!", "!(?:[0-9]{3}[a-z]){20}", "(?:ab[0-9]|cd[0-9]){30}Z", "q[0-9]{100}",
+	`[a-z]+_[a-z]+_[a-z]+\(`, `[a-z]_[a-z]_[a-z]\(`, `[a-z]+_[a-z]*_[a-z]?\(`, `(foo|bar)_[0-9]+x{2,}[A-Z]`, `a.b.c`,
+	`(a|bc)x(d|ef)y`, `[a-z]{3}_?[a-z]{3}\(`, `\w+_\w+\(\)`, `(?i)[a-z]+_k[a-z]+\(`, `x\d*_\d+y`, `é_[a-z]+_é`,
 	"[[:digit:]][[:upper:]]", "[[:alpha:]]{3}[[:digit:]]", "\\w+\\(\\)", "\\(\\)", "(?U)f.*o", "\\t\\r", "\\r$",
 }
 
@@ -369,4 +371,56 @@ func FuzzSearchMatcher(f *testing.F) {
 			t.Fatalf("query %q on %q: got %v (count %d), want %v", q, text, got, count, want)
 		}
 	})
+}
+
+// TestSequenceFilter checks the issue's literal-free query gets an ordered
+// run filter that rejects the near misses the regexp used to run on, and
+// that the filter never rejects a line the regexp matches (generated
+// corpus, every query of the differential test).
+func TestSequenceFilter(t *testing.T) {
+	t.Parallel()
+	m, err := newMatcher(`[a-z]+_[a-z]+_[a-z]+\(`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var gaps []int
+	for _, st := range m.seq {
+		gaps = append(gaps, st.gap)
+	}
+	// [a-z], [a-z]_[a-z] (0 on), [a-z]_[a-z] (2 on), [a-z]( (2 on).
+	if !slices.Equal(gaps, []int{0, 2, 2, 0}) {
+		t.Fatalf("sequence gaps %v, want [0 2 2 0]", gaps)
+	}
+	// What the filter says (a_b c_d( passes it and fails the regexp: the
+	// filter only has to be cheap and never wrong the other way).
+	for line, want := range map[string]bool{
+		"x := foo_bar(y)": false, "a_b_c(": true, "ab_cd_ef(1)": true, "a_b c_d(": true, "a_b_(c": false,
+		"foo_bar_baz": false, "(a_b_c": false, "a_b_c (": false,
+	} {
+		if got := m.seq.pass([]byte(line)); got != want {
+			t.Errorf("pass(%q) = %v, want %v", line, got, want)
+		}
+	}
+	r := rand.New(rand.NewPCG(5, 8))
+	corpus := bytes.Split(diffCorpus(r, 3000), []byte{'\n'})
+	queries := slices.Clone(diffQueries)
+	for range 300 {
+		queries = append(queries, diffPattern(r))
+	}
+	withSeq := 0
+	for _, q := range queries {
+		m, err := newMatcher(q)
+		if err != nil || m.seq == nil {
+			continue
+		}
+		withSeq++
+		for _, line := range corpus {
+			if m.line.Match(line) && !m.seq.pass(line) {
+				t.Fatalf("query %q: the sequence filter rejects %q, which matches", q, line)
+			}
+		}
+	}
+	if withSeq < 50 {
+		t.Errorf("only %d queries got a sequence filter", withSeq)
+	}
 }

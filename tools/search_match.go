@@ -24,6 +24,7 @@ type matcher struct {
 	lits    []literal      // every match contains one of these (fold ones in lower case)
 	needles []needle       // what the scan looks for: lits, or a class run
 	pure    bool           // the query is exactly lits[0]: a hit needs no confirmation
+	seq     seqFilter      // runs a matching line holds in order: checked before the regexp
 	// never is set when every match would contain a newline: no line can match.
 	never bool
 }
@@ -81,6 +82,7 @@ func newMatcher(query string) (*matcher, error) {
 	if m.pure {
 		return m, nil
 	}
+	m.seq = requiredSequence(re)
 	// A class run far more selective than the literals replaces them.
 	if cls := requiredClasses(re); len(cls) > 0 {
 		if c := classSeqCost(cls); c <= maxClassCost && (litCost < 0 || c*4 < litCost) {
@@ -119,7 +121,7 @@ func (m *matcher) scan(buf []byte, fn func(lineSpan) bool) {
 			} else {
 				end += pos
 			}
-			if m.line.Match(buf[pos:end]) && !fn(lineSpan{pos, end}) {
+			if m.confirm(buf[pos:end]) && !fn(lineSpan{pos, end}) {
 				return
 			}
 			pos = end + 1
@@ -151,11 +153,16 @@ func (m *matcher) scan(buf []byte, fn func(lineSpan) bool) {
 			return
 		}
 		s := lineAt(buf, pos, i)
-		if (m.pure || m.line.Match(buf[s.start:s.end])) && !fn(s) {
+		if (m.pure || m.confirm(buf[s.start:s.end])) && !fn(s) {
 			return
 		}
 		pos = s.end + 1
 	}
+}
+
+// confirm runs the sequence filter, then the regexp, on one line.
+func (m *matcher) confirm(line []byte) bool {
+	return (m.seq == nil || m.seq.pass(line)) && m.line.Match(line)
 }
 
 // lineAt returns the line holding buf[i]; pos is a line start at or before i.

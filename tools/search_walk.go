@@ -1,8 +1,6 @@
 package tools
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -14,7 +12,6 @@ import (
 	"time"
 
 	"github.com/org/mini-agent/internal/gitexec"
-	"github.com/org/mini-agent/internal/glob"
 	"github.com/org/mini-agent/internal/safefile"
 )
 
@@ -72,6 +69,13 @@ func (w *Workspace) gitListFiles(ctx context.Context) ([]string, error) {
 	if err := gitexec.CheckRepoInputs(w.dir); err != nil {
 		return nil, fmt.Errorf("git ls-files not trusted: %w", err)
 	}
+	files, err := w.onePassList(ctx)
+	if !errors.Is(err, errListUnsure) {
+		if errors.Is(err, errUntrustedIgnore) {
+			err = fmt.Errorf("git ls-files not trusted: %w", err)
+		}
+		return files, err
+	}
 	if err := checkIgnoreFiles(ctx.Done(), w.root); err != nil {
 		return nil, fmt.Errorf("git ls-files not trusted: %w", err)
 	}
@@ -80,17 +84,9 @@ func (w *Workspace) gitListFiles(ctx context.Context) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	var files []string
-	for len(out) > 0 && len(files) < maxListedFiles {
-		var name []byte
-		name, out, _ = bytes.Cut(out, []byte{0})
-		// --others lists a nested repository as "dir/"; it holds no file
-		// of this work tree.
-		if len(name) > 0 && name[len(name)-1] != '/' {
-			files = append(files, string(name))
-		}
-	}
-	return files, nil
+	// --others lists a nested repository as "dir/"; it holds no file of
+	// this work tree: splitNUL drops it.
+	return splitNUL(out), nil
 }
 
 // errUntrustedIgnore is returned by checkIgnoreFiles.
@@ -227,20 +223,6 @@ func isUnder(rel, base string) bool {
 	return base == "." || strings.HasPrefix(rel, base+"/")
 }
 
-// ignoreFile is one parsed .gitignore file.
-type ignoreFile struct {
-	base  string // directory holding the file, "." for the root
-	rules []ignoreRule
-}
-
-// ignoreRule is one .gitignore pattern line.
-type ignoreRule struct {
-	pattern  string
-	negate   bool // "!pattern" re-includes
-	dirOnly  bool // "pattern/" matches directories only
-	anchored bool // contains a slash: matched against the path below base
-}
-
 // readIgnoreFile parses dir/.gitignore, or returns nil when there is none.
 func readIgnoreFile(root *os.Root, dir string) *ignoreFile {
 	name := path.Join(dir, ".gitignore")
@@ -250,73 +232,9 @@ func readIgnoreFile(root *os.Root, dir string) *ignoreFile {
 	if err != nil {
 		return nil
 	}
-	ig := &ignoreFile{base: dir}
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	for sc.Scan() {
-		if r, ok := parseIgnoreLine(sc.Text()); ok {
-			ig.rules = append(ig.rules, r)
-		}
-	}
+	ig := parseIgnore(data, dir)
 	if len(ig.rules) == 0 {
 		return nil
 	}
 	return ig
-}
-
-// parseIgnoreLine parses one .gitignore line (gitignore(5) syntax, without
-// the rarely used escaped trailing spaces).
-func parseIgnoreLine(line string) (ignoreRule, bool) {
-	line = strings.TrimSuffix(line, "\r")
-	line = strings.TrimRight(line, " \t")
-	if line == "" || line[0] == '#' {
-		return ignoreRule{}, false
-	}
-	var r ignoreRule
-	if line[0] == '!' {
-		r.negate = true
-		line = line[1:]
-	} else if strings.HasPrefix(line, `\!`) || strings.HasPrefix(line, `\#`) {
-		line = line[1:]
-	}
-	if strings.HasSuffix(line, "/") {
-		r.dirOnly = true
-		line = strings.TrimRight(line, "/")
-	}
-	if strings.Contains(line, "/") {
-		r.anchored = true
-		line = strings.TrimPrefix(line, "/")
-	}
-	if line == "" {
-		return ignoreRule{}, false
-	}
-	r.pattern = line
-	return r, true
-}
-
-// ignored applies the .gitignore files of rel's directory chain: the last
-// matching rule wins, deeper files overriding shallower ones.
-func ignored(stack []*ignoreFile, rel string, isDir bool) bool {
-	out := false
-	base := path.Base(rel)
-	for _, ig := range stack {
-		sub := rel
-		if ig.base != "." {
-			sub = rel[len(ig.base)+1:]
-		}
-		for _, r := range ig.rules {
-			if r.dirOnly && !isDir {
-				continue
-			}
-			var ok bool
-			if r.anchored {
-				ok = glob.Match(r.pattern, sub)
-			} else {
-				ok, _ = path.Match(r.pattern, base)
-			}
-			if ok {
-				out = !r.negate
-			}
-		}
-	}
-	return out
 }

@@ -12,9 +12,10 @@ import (
 )
 
 // Match reports whether name matches pattern. Both use forward slashes. A
-// malformed pattern matches nothing.
+// malformed pattern matches nothing. It does not allocate: search and the
+// ignore rules call it for every path of a tree.
 func Match(pattern, name string) bool {
-	return matchSegs(strings.Split(pattern, "/"), strings.Split(name, "/"))
+	return matchSegs(segs{pattern, true}, segs{name, true})
 }
 
 // Any reports whether name matches any of the patterns, and which one.
@@ -44,28 +45,50 @@ func Check(pattern string) error {
 	return nil
 }
 
-func matchSegs(pat, name []string) bool {
-	for len(pat) > 0 {
-		if pat[0] == "**" {
-			rest := pat[1:]
-			if len(rest) == 0 {
+// segs is what is left of a path's slash-separated segments, as
+// strings.Split would give them ("" is one empty segment): s holds them
+// when more is set, and none are left otherwise.
+type segs struct {
+	s    string
+	more bool
+}
+
+// next returns the first segment and the rest.
+func (l segs) next() (string, segs) {
+	i := strings.IndexByte(l.s, '/')
+	if i < 0 {
+		return l.s, segs{}
+	}
+	return l.s[:i], segs{l.s[i+1:], true}
+}
+
+func matchSegs(pat, name segs) bool {
+	for pat.more {
+		p, rest := pat.next()
+		if p == "**" {
+			if !rest.more {
 				return true
 			}
-			for i := 0; i <= len(name); i++ {
-				if matchSegs(rest, name[i:]) {
+			for n := name; ; {
+				if matchSegs(rest, n) {
 					return true
 				}
+				if !n.more {
+					return false
+				}
+				_, n = n.next()
 			}
+		}
+		if !name.more {
 			return false
 		}
-		if len(name) == 0 {
-			return false
-		}
-		ok, err := path.Match(pat[0], name[0])
+		var n string
+		n, name = name.next()
+		ok, err := path.Match(p, n)
 		if err != nil || !ok {
 			return false
 		}
-		pat, name = pat[1:], name[1:]
+		pat = rest
 	}
-	return len(name) == 0
+	return !name.more
 }

@@ -78,6 +78,7 @@ var table = map[string]layer{
 	"internal/gitguard":  leaf,
 	"internal/safefile":  leaf,
 	"internal/glob":      leaf,
+	"internal/benchtree": fake,
 	"internal/demo":      leaf,
 	"internal/protect":   leaf,
 	"internal/redact":    leaf,

@@ -18,12 +18,47 @@ import (
 // returns what it undid. Writes go through an os.Root on the work tree, so
 // a directory swapped for a symlink cannot lead them outside. A submodule
 // (gitlink) change cannot be undone and is reported as an error.
+//
+// When the stat gate (gate.go) recorded by the previous Restore finds every
+// file and directory git would look at as it was, nothing changed and
+// Restore returns at once; otherwise it checks with git, the full way, and
+// records the gate again once the work tree is back.
 func (s *Snapshot) Restore(ctx context.Context) ([]Change, error) {
-	now, err := s.writeTree(ctx)
+	prev := s.gate
+	var files, dirs []string
+	check := func() error { return CheckInputs(ctx, s.dir) }
+	if prev != nil {
+		var same bool
+		same, files, dirs = prev.check(ctx, s)
+		if same {
+			return nil, nil
+		}
+		if err := s.forget(ctx, files); err != nil {
+			return nil, fmt.Errorf("snapshot restore: %w", err)
+		}
+		check = func() error { return prev.checkChangedInputs(ctx, s.dir, dirs) }
+	}
+	s.gate = nil
+	s.fullChecks++
+	// The gate again, once the tree is back: brought up to date where it
+	// can be, recorded whole otherwise.
+	regate := func(written []string) {
+		if prev != nil && prev.refresh(ctx, s, files, dirs, written) {
+			s.gate = prev
+			return
+		}
+		s.recordGate(ctx)
+	}
+	var update func() error
+	if prev != nil {
+		update = func() error { return s.addPaths(ctx, prev, files, dirs) }
+	}
+	now, err := s.writeTreeWith(ctx, check, update)
 	if err != nil {
 		return nil, err
 	}
 	if now == s.tree {
+		regate(nil)
 		return nil, nil
 	}
 	raw, err := git(ctx, s.dir, s.env, "diff-tree", "-r", "-z", "--no-renames", "--no-commit-id", s.tree, now)
@@ -51,10 +86,18 @@ func (s *Snapshot) Restore(ctx context.Context) ([]Change, error) {
 		undone = append(undone, Change{Path: r.path, Status: r.status, Mode: r.oldMode})
 	}
 	if len(errs) == 0 {
-		if again, err := s.writeTree(ctx); err != nil {
+		// No untrusted code ran since the check above: git's inputs are
+		// as checked (Restore itself writes no .gitignore FIFO).
+		var update func() error
+		if prev != nil {
+			update = func() error { return s.updatePaths(ctx, paths(undone)) }
+		}
+		if again, err := s.writeTreeWith(ctx, nil, update); err != nil {
 			errs = append(errs, err)
 		} else if again != s.tree {
 			errs = append(errs, errors.New("the work tree still differs from the recorded state"))
+		} else {
+			regate(paths(undone))
 		}
 	}
 	if len(errs) > 0 {
@@ -153,4 +196,13 @@ func writeNew(root *os.Root, name string, data []byte, perm fs.FileMode) error {
 		root.Remove(name)
 	}
 	return err
+}
+
+// paths lists the changes' paths.
+func paths(cs []Change) []string {
+	out := make([]string, 0, len(cs))
+	for _, c := range cs {
+		out = append(out, c.Path)
+	}
+	return out
 }

@@ -28,6 +28,11 @@ type Snapshot struct {
 	tmp     string
 	format  string   // object format: "sha1" or "sha256"
 	exclude []string // absolute paths never recorded
+	gate    *gate    // the stat gate (gate.go); nil until a Restore records it
+	// fullChecks counts the Restores that ran git (the gate could not
+	// vouch): the tests' proof that a clean step skips it.
+	fullChecks int
+	records    int // gates recorded whole (not brought up to date)
 }
 
 // Take records the current state of dir (tracked and untracked, ignored
@@ -129,9 +134,39 @@ func (s *Snapshot) Close() error { return os.RemoveAll(s.tmp) }
 func (s *Snapshot) Tree() string { return s.tree }
 
 func (s *Snapshot) writeTree(ctx context.Context) (string, error) {
-	if err := CheckInputs(ctx, s.dir); err != nil {
-		return "", err
+	return s.writeTreeChecked(ctx, func() error { return CheckInputs(ctx, s.dir) })
+}
+
+// writeTreeChecked is writeTree with its check of git's inputs given:
+// Restore checks only what changed, or nothing when no untrusted code ran
+// since its last check.
+func (s *Snapshot) writeTreeChecked(ctx context.Context, check func() error) (string, error) {
+	return s.writeTreeWith(ctx, check, nil)
+}
+
+// writeTreeWith is writeTreeChecked with a way to bring the shadow index
+// up to date that is cheaper than `git add -A` (see Snapshot.addPaths);
+// when it fails, `git add -A` does it.
+func (s *Snapshot) writeTreeWith(ctx context.Context, check, update func() error) (string, error) {
+	if check != nil {
+		if err := check(); err != nil {
+			return "", err
+		}
 	}
+	if update == nil || update() != nil {
+		if err := s.addAll(ctx); err != nil {
+			return "", err
+		}
+	}
+	tree, err := git(ctx, s.dir, s.env, "write-tree")
+	if err != nil {
+		return "", fmt.Errorf("snapshot: %w", err)
+	}
+	return tree, nil
+}
+
+// addAll is `git add -A` of the whole work tree into the shadow index.
+func (s *Snapshot) addAll(ctx context.Context) error {
 	args := []string{"add", "-A", "--", "."}
 	for _, p := range s.exclude {
 		if rel, ok := s.relative(p); ok {
@@ -139,13 +174,9 @@ func (s *Snapshot) writeTree(ctx context.Context) (string, error) {
 		}
 	}
 	if _, err := git(ctx, s.dir, s.env, args...); err != nil {
-		return "", fmt.Errorf("snapshot: %w", err)
+		return fmt.Errorf("snapshot: %w", err)
 	}
-	tree, err := git(ctx, s.dir, s.env, "write-tree")
-	if err != nil {
-		return "", fmt.Errorf("snapshot: %w", err)
-	}
-	return tree, nil
+	return nil
 }
 
 // relative returns p relative to the snapshot's top directory, if inside.
