@@ -65,6 +65,11 @@ func (t *Tree) plan(changes []Change) (*plan, error) {
 				return nil, err
 			}
 		}
+		for _, l := range t.links {
+			if c.Path == l || strings.HasPrefix(c.Path, l+"/") || c.OldPath == l || strings.HasPrefix(c.OldPath, l+"/") {
+				return nil, refused(c.Path, "%s is the workspace's installed dependencies, not part of a change", l)
+			}
+		}
 		switch c.Status {
 		case "deleted":
 			pl.deleted[c.Path] = true

@@ -72,6 +72,9 @@ type Tree struct {
 	order   []string
 	dirs    map[string]int
 	closed  bool
+	// links are the dependency links LinkDependency made: no change may
+	// write at or below one (it would write through it).
+	links []string
 }
 
 // entry is one non-tree entry of the commit's tree.

@@ -392,6 +392,9 @@ func publishedTree(ctx context.Context, workdir string, b *bundle.Bundle) (*clea
 	if err != nil {
 		return nil, err
 	}
+	// The workspace's installed dependencies (node_modules), read-only, as
+	// the harness's own proof has them.
+	pipeline.LinkDependencies(t, workdir, pipeline.WorkspaceDependencies(ctx, workdir))
 	changes := pipeline.TreeChanges(b.Files)
 	if err := t.Apply(changes); err != nil {
 		t.Close()

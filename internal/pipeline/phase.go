@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -116,6 +117,7 @@ func (p *phaser) run(ctx context.Context, dir string, targets []string, n int) (
 		}
 	}
 	pr.Failed, pr.failedKnown = fullFailures(res)
+	pr.Failed = relativeIDs(dir, pr.Failed)
 	for _, id := range targets {
 		rec := records[id]
 		if id == FullCommandID {
@@ -133,11 +135,15 @@ func (p *phaser) run(ctx context.Context, dir string, targets []string, n int) (
 			addEvidence(rec, ev, len(res.Runs))
 			continue
 		}
-		// The output told the suite's outcome only.
-		switch {
-		case pr.FullPassed:
-			rec.Runs += len(res.Runs)
-		case pr.failedKnown && slices.ContainsFunc(pr.Failed, func(f string) bool { return sameTest(f, id) }):
+		// The output told the suite's outcome only: a clean run is a pass of
+		// every test; of the failing runs, the first one's saved output is
+		// read (fullFailures), the others tell nothing of this test.
+		for _, r := range res.Runs {
+			if r.ExitCode == 0 {
+				rec.Runs++
+			}
+		}
+		if !pr.FullPassed && pr.failedKnown && slices.ContainsFunc(pr.Failed, func(f string) bool { return sameTest(f, id) }) {
 			rec.Runs++
 			rec.Failures++
 		}
@@ -351,4 +357,24 @@ func plainOutput(s string) string {
 		}
 	}
 	return w.String()
+}
+
+// relativeIDs removes the run's directory from test ids: a runner that
+// names a test by its file (node --test, when the file does not load)
+// names it by its absolute path, and each clean checkout is a new
+// directory, so the same failure would be a new test on every tree.
+func relativeIDs(dir string, ids []string) []string {
+	prefixes := []string{dir + string(filepath.Separator)}
+	if real, err := filepath.EvalSymlinks(dir); err == nil && real != dir {
+		prefixes = append(prefixes, real+string(filepath.Separator))
+	}
+	out := ids[:0:0]
+	for _, id := range ids {
+		for _, p := range prefixes {
+			id = strings.ReplaceAll(id, p, "")
+		}
+		out = append(out, id)
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
 }

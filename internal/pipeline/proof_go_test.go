@@ -49,7 +49,7 @@ func TestGoWorkOffUnlessTracked(t *testing.T) {
 			commitAll(t, dir, "track go.work")
 		}
 		p := &prover{repo: dir, commit: headSHA(context.Background(), dir), cmd: mustParse(t, "go test ./..."), r: &runner{}}
-		tree, err := p.checkout(context.Background(), nil)
+		tree, _, err := p.checkout(context.Background(), nil)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -39,6 +39,12 @@ type prover struct {
 	goBin string
 	// protections names what contained the latest clean-checkout run.
 	protections string
+	// deps are the workspace's installed dependencies a clean checkout is
+	// given read-only (dependencyDirs), depsPrint their fingerprint before
+	// any test code ran (depsErr why there is none).
+	deps      []string
+	depsPrint string
+	depsErr   error
 }
 
 // prover is called from start, before the first test run.
@@ -50,6 +56,9 @@ func (s *session) prover(cmd *testcmd.Command) *prover {
 	}}
 	if cmd.Runner() == testcmd.Go {
 		p.goBin = resolve("go")
+	}
+	if p.deps = dependencyDirs(s.ignored); len(p.deps) > 0 {
+		p.depsPrint, p.depsErr = fingerprintDirs(p.repo, p.deps)
 	}
 	return p
 }
@@ -69,22 +78,45 @@ func resolve(program string) string {
 	return path
 }
 
-// checkout makes a clean tree of the base commit with changes applied.
-func (p *prover) checkout(ctx context.Context, changes []cleantree.Change) (*cleantree.Tree, error) {
+// checkout makes a clean tree of the base commit with changes applied,
+// the workspace's installed dependencies linked in read-only; notes say
+// which were linked and which could not be.
+func (p *prover) checkout(ctx context.Context, changes []cleantree.Change) (*cleantree.Tree, []string, error) {
 	if p.commit == "" {
-		return nil, errors.New("the workspace has no commit: the harness needs a base commit to reproduce and validate on a clean checkout")
+		return nil, nil, errors.New("the workspace has no commit: the harness needs a base commit to reproduce and validate on a clean checkout")
 	}
 	t, err := cleantree.Checkout(ctx, p.repo, p.commit)
 	if err != nil {
-		return nil, fmt.Errorf("clean checkout of %s: %w", short(p.commit), err)
+		return nil, nil, fmt.Errorf("clean checkout of %s: %w", short(p.commit), err)
 	}
+	notes := LinkDependencies(t, p.repo, p.deps)
 	if len(changes) > 0 {
 		if err := t.Apply(changes); err != nil {
 			t.Close()
-			return nil, fmt.Errorf("clean checkout: apply the change: %w", err)
+			return nil, nil, fmt.Errorf("clean checkout: apply the change: %w", err)
 		}
 	}
-	return t, nil
+	return t, notes, nil
+}
+
+// depsChanged says how the workspace's installed dependencies changed
+// since the run started ("" when they did not, or there are none); a
+// proof that used changed dependencies does not hold.
+func (p *prover) depsChanged() string {
+	if len(p.deps) == 0 {
+		return ""
+	}
+	if p.depsErr != nil {
+		return "" // never fingerprinted: the baseline's note says so
+	}
+	now, err := fingerprintDirs(p.repo, p.deps)
+	switch {
+	case err != nil:
+		return "the workspace's installed dependencies (" + strings.Join(p.deps, ", ") + ") could not be checked after the runs: " + oneLine(err.Error())
+	case now != p.depsPrint:
+		return "the workspace's installed dependencies (" + strings.Join(p.deps, ", ") + ") changed during the run (test code or a tool wrote them): the runs on the published tree used them, so they prove nothing"
+	}
+	return ""
 }
 
 // phaser is the phase runner for tree t: Go's workspace file is off unless
@@ -151,13 +183,15 @@ func (p *prover) runGo(ctx context.Context, dir string, env []string, timeout ti
 
 // baseline reproduces the targets at the base commit and judges what it saw.
 func (p *prover) baseline(ctx context.Context, targets []string) (*bundle.Baseline, error) {
-	t, err := p.checkout(ctx, nil)
+	t, notes, err := p.checkout(ctx, nil)
 	if err != nil {
 		return nil, err
 	}
 	defer t.Close()
 	fmt.Fprintf(p.r.Progress, "reproducing at %s on a clean checkout: %s\n", short(t.Commit()), targetList(targets))
-	var notes []string
+	if p.depsErr != nil {
+		notes = append(notes, "the workspace's installed dependencies could not be fingerprinted before the runs ("+oneLine(p.depsErr.Error())+"): a change to them during the run would go unseen")
+	}
 	readOnly := true
 	if _, err := p.goMod(ctx, t, "download"); err != nil {
 		if ctx.Err() != nil {
@@ -221,7 +255,7 @@ func proofTargets(bl *bundle.Baseline) []string {
 // runs there the targets, then the full command, caches off; it judges
 // the result against the baseline.
 func (p *prover) prove(ctx context.Context, bl *bundle.Baseline, changes []cleantree.Change) (*bundle.Proof, *phaseResult, error) {
-	t, err := p.checkout(ctx, changes)
+	t, linkNotes, err := p.checkout(ctx, changes)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -232,6 +266,7 @@ func (p *prover) prove(ctx context.Context, bl *bundle.Baseline, changes []clean
 	}
 	fmt.Fprintf(p.r.Progress, "validating the published tree %s on a clean checkout\n", short(tree))
 	proof := &bundle.Proof{}
+	proof.Notes = linkNotes
 	readOnly := true
 	if _, err := p.goMod(ctx, t, "download"); err != nil {
 		if ctx.Err() != nil {
@@ -261,6 +296,9 @@ func (p *prover) prove(ctx context.Context, bl *bundle.Baseline, changes []clean
 	if _, err := p.goMod(ctx, t, "verify"); err != nil && ctx.Err() == nil {
 		// Test code rewrote a dependency during the runs.
 		proof.Reasons = append(proof.Reasons, "the module cache does not verify after the runs (test code changed a dependency): "+oneLine(err.Error()))
+	}
+	if why := p.depsChanged(); why != "" {
+		proof.Reasons = append(proof.Reasons, why)
 	}
 	judge(proof, bl, ph)
 	return proof, ph, nil
