@@ -24,7 +24,9 @@
 # process's CPU time per op). The file is given seekable, as ExtractFile
 # gives it: the failed step is recognized on a second reading of that step
 # only (see internal/failure/deferred.go). grep is timed by bash's `time`
-# (wall, user+sys). The
+# (wall, user+sys), its count written to a file (to /dev/null GNU grep
+# stops at the first match: earlier versions of this script timed that,
+# a few milliseconds of start-up instead of a pass over the log). The
 # figures are medians over the rounds; each ratio is the median of the
 # per-round ratios, for wall time and for CPU time. On a loaded machine the
 # CPU time of a 0.2 s run swings by 2x from round to round; the best round
@@ -71,8 +73,12 @@ bench() { # [BINARY DIR] prints "wall_ms cpu_ms peak_heap_mb peak_rss_mb" of one
 }
 
 grep_once() { # prints "wall_ms cpu_ms" of one grep -c FAIL pass
+	# The count goes to a file: with its output on /dev/null, GNU grep
+	# stops at the first match (it knows nothing it writes is read), and
+	# the "pass" would be a few milliseconds of start-up.
 	local TIMEFORMAT='%R %U %S' t
-	t=$( { time grep -c FAIL "$log" >/dev/null; } 2>&1)
+	t=$( { time grep -c FAIL "$log" >"$tmp/grep.count"; } 2>&1)
+	[ "$(cat "$tmp/grep.count")" = "$fails" ] || { echo "bench-failure: grep counted $(cat "$tmp/grep.count") lines, not $fails" >&2; exit 1; }
 	awk -v t="$t" 'BEGIN { split(t, a, " "); printf "%.1f %.1f\n", a[1] * 1000, (a[2] + a[3]) * 1000 }'
 }
 
@@ -81,6 +87,7 @@ median() { sort -g | awk '{a[NR] = $1} END {print (NR % 2) ? a[(NR + 1) / 2] : (
 bench >/dev/null # writes the log on the first run
 cat "$log" >/dev/null
 size=$(stat -c %s "$log")
+fails=$(grep -c FAIL "$log") # the count every timed grep pass must give
 echo "log: $(du -h "$log" | cut -f1) $shape log, $(wc -l <"$log") lines; $(nproc) CPUs," \
 	"load $(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo '?'); $rounds rounds, $iters extractions per round"
 
