@@ -102,6 +102,8 @@ type Options struct {
 	// perLine feeds every line to the recognizers (no quiet path): the
 	// reference the quiet path is tested against.
 	perLine bool
+	// excerptOnly: see segmenter.
+	excerptOnly bool
 }
 
 // Extract reads a CI log, test output or JUnit XML document from r and

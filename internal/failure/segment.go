@@ -200,6 +200,9 @@ type segmenter struct {
 	lineStart, lineEnd int64
 	noGeneric          bool // no generic excerpt is kept
 	perLine            bool // every line is fed (no quiet path; see Options.perLine)
+	// excerptOnly feeds the lines to the generic excerpt only: the input
+	// is known to hold nothing any recognizer finds (see deferred.read).
+	excerptOnly bool
 }
 
 func extractLines(br io.Reader, opt Options) (*FailureContext, error) {
@@ -215,7 +218,7 @@ func extractLines(br io.Reader, opt Options) (*FailureContext, error) {
 // generic excerpt (the result then has none).
 func scan(r io.Reader, opt Options, proj *project, later *deferred, first, noGeneric bool) (*segmenter, error) {
 	s := &segmenter{opt: opt, proj: proj, failed: newCollector(proj), other: newCollector(proj), later: later,
-		noGeneric: noGeneric, perLine: opt.perLine}
+		noGeneric: noGeneric, perLine: opt.perLine, excerptOnly: opt.excerptOnly}
 	s.cur = newStep("", budgetOf(opt), proj)
 	// With later, the first step's excerpt is deferred like the others'
 	// (it is read again only when the result needs it).
@@ -283,6 +286,10 @@ func (s *segmenter) feed(line string) {
 		return
 	}
 	if st.later {
+		return
+	}
+	if s.excerptOnly {
+		st.gen.line(line, errorLine)
 		return
 	}
 	st.recs.line(line)
