@@ -1,10 +1,12 @@
 // Package testcmd owns what mini-agent knows about the maintainer's test
-// command: it parses the configured line once (argv or shell syntax),
-// recognises the runner (go test, pytest, jest, vitest, npm test, cargo
-// test), maps a narrowing (test names, packages) and an output form (plain,
+// command: it parses the configured line once (argv, simple commands
+// joined by "&&", or shell syntax), recognises the runner (go test with or
+// without go's -C flag, pytest, jest, vitest, npm test, cargo test), maps a
+// narrowing (test names, packages) and an output form (plain,
 // go test -json, verbose) onto argv, tells from the output whether the
 // selected tests really passed, extracts test names from failure ids and
-// guesses a command from a project's files. For the harness's own runs it
+// guesses a command from the project files at and below a repository's
+// root. For the harness's own runs it
 // switches the runner's result caches off (Invocation.Uncached: go test
 // -count=1, pytest -p no:cacheprovider), so a pass is a real run.
 //
@@ -71,11 +73,13 @@ type Command struct {
 	advice string
 }
 
-// Parse splits the configured command line. A line with shell syntax
-// (operators, redirects, expansions, globs, NAME=value prefixes, several
-// lines) runs whole through `sh -c` and cannot be narrowed; a line that is
-// empty, or that no shell could parse (an unterminated quote, a lone
-// trailing backslash), is an error: a configuration problem to report
+// Parse splits the configured command line. Simple commands joined by
+// "&&" are a suite, run one after another without a shell (see suite.go).
+// Any other line with shell syntax (operators, redirects, expansions,
+// globs, NAME=value prefixes, several lines, a shell builtin such as cd in
+// an "&&" list) runs whole through `sh -c` and cannot be narrowed; a line
+// that is empty, or that no shell could parse (an unterminated quote, a
+// lone trailing backslash), is an error: a configuration problem to report
 // before anything runs.
 func Parse(line string) (*Command, error) {
 	line = strings.TrimSpace(line)
