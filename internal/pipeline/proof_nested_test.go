@@ -50,6 +50,38 @@ func TestNestedModuleIsNarrowedAndValidated(t *testing.T) {
 	}
 }
 
+// The suite detection proposes for a module at the root and one in sub/
+// (go test ./... && go -C sub test ./...): the failing test of the nested
+// module is narrowed in both modules' commands (it exists in one) and the
+// fix is proven.
+func TestNestedModulesSuiteIsNarrowedAndValidated(t *testing.T) {
+	slow(t)
+	t.Parallel()
+	dir := proofRepo(t, "nested")
+	for name, text := range map[string]string{
+		"go.mod":       "module example.com/root\n\ngo 1.22\n",
+		"root_test.go": "package root\n\nimport \"testing\"\n\nfunc TestRoot(t *testing.T) {}\n",
+	} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	commitAll(t, dir, "a module at the root too")
+	cmd := "go test ./... && go -C sub test ./..."
+	m := &recording{scripted: scripted{outs: []agent.Output{nestedFix, finish}}}
+	b := run(t, Job{Mode: agent.ModeFix, Workdir: dir, TestCommand: cmd, FailureLog: ciLog(t, "nested")}, m)
+	if b.Status != bundle.StatusFixed || b.Proof == nil || !b.Proof.Holds {
+		t.Fatalf("status %s, proof %+v, baseline %+v", b.Status, b.Proof, b.Baseline)
+	}
+	narrowed := slices.ContainsFunc(b.Proof.Phase.Commands, func(c string) bool {
+		return strings.Contains(c, "go test -count=1 -run ^(TestAdd)$ ./... && go -C sub test -count=1 -run ^(TestAdd)$ ./...") ||
+			strings.Contains(c, "-run ^(TestAdd)$") && strings.Contains(c, "&& go -C sub test")
+	})
+	if !narrowed || target(t, &b.Proof.Phase, "TestAdd").Runs < BaselineRuns {
+		t.Fatalf("commands %q, record %+v", b.Proof.Phase.Commands, target(t, &b.Proof.Phase, "TestAdd"))
+	}
+}
+
 // "cd sub && go test ./..." needs a shell: it still runs (whole), and the
 // note that it could not be narrowed says to write go -C sub test ./....
 func TestCdCommandIsRunWholeWithAdvice(t *testing.T) {
