@@ -1,12 +1,22 @@
 #!/usr/bin/env bash
 # bench-failure.sh: times mini-agent's failure extraction against one
-# `grep -c FAIL` pass over the same 100 MB GitHub Actions job log, in one
-# run, and prints the ratio beside the target (issue 15: <= 5x).
+# `grep -c FAIL` pass over the same generated log, in one run, and prints
+# the ratio beside the target (<= 5x: issue 15 for the Actions log, issue
+# 24 for go test -v output).
 #
-# The log is BenchmarkExtract's generated 100 MB Actions log (timestamps,
-# ANSI colours, a BOM, ten steps of noise, the failing one repeating real
-# corpus output), written once by BenchmarkExtractLog. The file is read
-# once before timing so both tools read it from the page cache.
+# SHAPE (environment; default gotestv) chooses the log, written once by
+# BenchmarkExtractLog:
+#   gotestv  the output of a large `go test -v ./...` run, MB (default 200)
+#            MB: the real passing go test -v output of the corpus fixture
+#            go-more/verbose (testdata/corpus/go-test-v-pass.txt: tests,
+#            subtests, t.Log lines, parallel tests, skips, prints) repeated
+#            as packages, with one real failing capture (go-test-v.txt,
+#            go-interrupted.txt, go-test-v-go114.txt) every 500 packages;
+#   actions  BenchmarkExtract's Actions job log, MB (default 100) MB
+#            (timestamps, ANSI colours, a BOM, ten steps of noise, the
+#            failing one repeating real corpus output).
+# The file is read once before timing so both tools read it from the page
+# cache.
 #
 # Rounds interleave the two tools. mini-agent is timed by
 # BenchmarkExtractLog (one Extract over the file per iteration: reading,
@@ -14,7 +24,9 @@
 # process's CPU time per op). The file is given seekable, as ExtractFile
 # gives it: the failed step is recognized on a second reading of that step
 # only (see internal/failure/deferred.go). grep is timed by bash's `time`
-# (wall, user+sys). The
+# (wall, user+sys), its count written to a file (to /dev/null GNU grep
+# stops at the first match: earlier versions of this script timed that,
+# a few milliseconds of start-up instead of a pass over the log). The
 # figures are medians over the rounds; each ratio is the median of the
 # per-round ratios, for wall time and for CPU time. On a loaded machine the
 # CPU time of a 0.2 s run swings by 2x from round to round; the best round
@@ -25,16 +37,23 @@
 # in the same rounds, and the speed-up of the working tree over it is
 # printed: before/after figures from one run on the same machine load.
 #
-# Usage: scripts/bench-failure.sh [ROUNDS [ITERS [BASE]]]   (defaults 5, 2, none)
+# Usage: [SHAPE=gotestv|actions] [MB=N] scripts/bench-failure.sh [ROUNDS [ITERS [BASE]]]
+#        (defaults 5, 2, none)
 set -euo pipefail
 
 rounds=${1:-5}
 iters=${2:-2}
 base=${3:-}
+shape=${SHAPE:-gotestv}
+case $shape in
+gotestv) mb=${MB:-200} ;;
+actions) mb=${MB:-100} ;;
+*) echo "bench-failure: SHAPE must be gotestv or actions" >&2; exit 2 ;;
+esac
 repo=$(cd "$(dirname "$0")/.." && pwd)
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-log="$tmp/actions-100MB.log"
+log="$tmp/$shape-${mb}MB.log"
 (cd "$repo" && go test -c -o "$tmp/failure.test" ./internal/failure/)
 if [ -n "$base" ]; then
 	mkdir "$tmp/base"
@@ -44,7 +63,8 @@ fi
 
 bench() { # [BINARY DIR] prints "wall_ms cpu_ms peak_heap_mb peak_rss_mb" of one BenchmarkExtractLog run
 	local bin=${1:-$tmp/failure.test} dir=${2:-$repo}
-	(cd "$dir/internal/failure" && MINI_AGENT_BENCH_LOG="$log" "$bin" -test.run '^$' \
+	(cd "$dir/internal/failure" && MINI_AGENT_BENCH_LOG="$log" MINI_AGENT_BENCH_SHAPE="$shape" \
+		MINI_AGENT_BENCH_MB="$mb" "$bin" -test.run '^$' \
 		-test.bench '^BenchmarkExtractLog$' -test.benchtime "${iters}x") |
 		awk '$1 ~ /^BenchmarkExtractLog/ {
 			r = "n/a"
@@ -53,8 +73,12 @@ bench() { # [BINARY DIR] prints "wall_ms cpu_ms peak_heap_mb peak_rss_mb" of one
 }
 
 grep_once() { # prints "wall_ms cpu_ms" of one grep -c FAIL pass
+	# The count goes to a file: with its output on /dev/null, GNU grep
+	# stops at the first match (it knows nothing it writes is read), and
+	# the "pass" would be a few milliseconds of start-up.
 	local TIMEFORMAT='%R %U %S' t
-	t=$( { time grep -c FAIL "$log" >/dev/null; } 2>&1)
+	t=$( { time grep -c FAIL "$log" >"$tmp/grep.count"; } 2>&1)
+	[ "$(cat "$tmp/grep.count")" = "$fails" ] || { echo "bench-failure: grep counted $(cat "$tmp/grep.count") lines, not $fails" >&2; exit 1; }
 	awk -v t="$t" 'BEGIN { split(t, a, " "); printf "%.1f %.1f\n", a[1] * 1000, (a[2] + a[3]) * 1000 }'
 }
 
@@ -63,7 +87,8 @@ median() { sort -g | awk '{a[NR] = $1} END {print (NR % 2) ? a[(NR + 1) / 2] : (
 bench >/dev/null # writes the log on the first run
 cat "$log" >/dev/null
 size=$(stat -c %s "$log")
-echo "log: $(du -h "$log" | cut -f1) Actions job log, $(wc -l <"$log") lines; $(nproc) CPUs," \
+fails=$(grep -c FAIL "$log") # the count every timed grep pass must give
+echo "log: $(du -h "$log" | cut -f1) $shape log, $(wc -l <"$log") lines; $(nproc) CPUs," \
 	"load $(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo '?'); $rounds rounds, $iters extractions per round"
 
 : >"$tmp/rounds"

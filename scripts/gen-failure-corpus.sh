@@ -14,8 +14,8 @@
 # (PyPI is not reachable here; `apt-get install python3-pytest`), cc and make.
 #
 # Usage: scripts/gen-failure-corpus.sh [ecosystem...]
-#   ecosystems: go cargo node jest vitest ts pytest generic gomore gopath
-#   cargopanic pyitems vitestmerged tsconfig junitcut (default: all; junitcut
+#   ecosystems: go cargo node jest vitest ts pytest generic gomore goverbose
+#   gopath cargopanic pyitems vitestmerged tsconfig junitcut (default: all; junitcut
 #   needs the pytest-items and vitest JUnit files already in the corpus)
 set -euo pipefail
 
@@ -244,6 +244,17 @@ gen_gomore() {
 	rm -rf "${RUNNER:?}/gomore"
 }
 
+# gen_goverbose captures the passing go test -v output of go-more/verbose:
+# the bulk of a large go test -v log (many tests, subtests, t.Log lines,
+# parallel tests, skips, prints), which the extraction benchmark repeats
+# around the failing captures (BenchmarkExtract's go-test-v logs).
+gen_goverbose() {
+	local d
+	d=$(stage goverbose "$FIX/go-more")
+	capture go-test-v-pass.txt "$d" go test -v -count=1 ./verbose
+	rm -rf "${RUNNER:?}/goverbose"
+}
+
 # gen_gopath runs a GOPATH-mode package (no go.mod) from /go/src/app, as
 # in the golang container images (GOPATH=/go, GOROOT=/usr/local/go).
 gen_gopath() {
@@ -319,7 +330,7 @@ gen_junitcut() {
 }
 
 ecos=("$@")
-[ ${#ecos[@]} -gt 0 ] || ecos=(go cargo node jest vitest ts pytest generic gomore gopath cargopanic pyitems vitestmerged tsconfig junitcut)
+[ ${#ecos[@]} -gt 0 ] || ecos=(go cargo node jest vitest ts pytest generic gomore goverbose gopath cargopanic pyitems vitestmerged tsconfig junitcut)
 for e in "${ecos[@]}"; do
 	"gen_$e"
 done

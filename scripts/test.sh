@@ -3,7 +3,8 @@
 # action.yml run in nektos/act), the concurrent packages under the race
 # detector, then short fixed-count fuzz runs of the patch engine, the search
 # matcher, the failure extractor (error-word scan, line reader, ANSI stripping,
-# go test -json decoder, deferred reading) and the diff anti-pattern checks.
+# go test -json decoder, deferred reading, quiet path) and the diff
+# anti-pattern checks.
 # Never pass -short here: it skips the slow end-to-end tests, which this
 # script exists to run (`go test -short ./...` is the quick suite for working).
 set -euo pipefail
@@ -43,4 +44,5 @@ go test -run '^$' -fuzz '^FuzzLineReader$' -fuzztime 1000x -fuzzminimizetime 3s 
 go test -run '^$' -fuzz '^FuzzStripANSI$' -fuzztime 200000x -fuzzminimizetime 3s ./internal/failure
 go test -run '^$' -fuzz '^FuzzEventDecoder$' -fuzztime 200000x -fuzzminimizetime 3s ./internal/failure
 go test -run '^$' -fuzz '^FuzzDeferredReading$' -fuzztime 2000x -fuzzminimizetime 3s ./internal/failure
+go test -run '^$' -fuzz '^FuzzQuiet$' -fuzztime 5000x -fuzzminimizetime 3s ./internal/failure
 go test -run '^$' -fuzz '^FuzzDiffcheck$' -fuzztime 150000x -fuzzminimizetime 3s ./internal/diffcheck

@@ -44,7 +44,7 @@ Two forms are accepted:
 *** End Patch
 ("*** Move to: new/path" right after "*** Update File:" renames the file.)
 
-Every hunk line starts with ' ' (unchanged), '-' (removed) or '+' (added); a line without one refuses the patch, and so does an envelope without its final "*** End Patch" line (it looks cut off). Line numbers in "@@" headers are ignored: each hunk is found by its unchanged and removed lines, which must match the current file (whitespace and quote differences are tolerated) at exactly one place. Include 2-3 unchanged lines around each change so it is unique; an "@@ text" line naming the enclosing function or class also helps. Paths are relative to the repository root.`
+Every hunk line starts with ' ' (unchanged), '-' (removed) or '+' (added); a line without one refuses the patch, and so does an envelope without its final "*** End Patch" line (it looks cut off). Each hunk is found by its unchanged and removed lines, which must match the current file (whitespace and quote differences are tolerated) at exactly one place; line numbers in "@@ -N,M +N,M @@" headers only choose between equal places, and only when the place at line N is clearly the nearest (within 100 lines, every other place at least twice as far). Include 2-3 unchanged lines around each change so it is unique; an "@@ text" line naming the enclosing function or class also helps. Paths are relative to the repository root.`
 
 var applyPatchSchema = json.RawMessage(`{"type":"object","properties":{"patch":{"type":"string","description":"The patch text: a unified/git diff or a *** Begin Patch envelope."}},"required":["patch"],"additionalProperties":false}`)
 

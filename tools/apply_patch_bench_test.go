@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -32,18 +33,7 @@ func BenchmarkApplyPatch(b *testing.B) {
 	if _, err := os.Stat("/usr/bin/time"); err != nil {
 		b.Skip("/usr/bin/time not installed")
 	}
-	sizes := []int{1, 4, 8}
-	if s := os.Getenv("MINI_AGENT_PATCH_BENCH_MB"); s != "" {
-		sizes = nil
-		for _, f := range strings.Fields(s) {
-			n, err := strconv.Atoi(f)
-			if err != nil {
-				b.Fatalf("MINI_AGENT_PATCH_BENCH_MB: %v", err)
-			}
-			sizes = append(sizes, n)
-		}
-	}
-	for _, mb := range sizes {
+	for _, mb := range benchSizes(b) {
 		for _, ext := range []string{"txt", "go"} {
 			b.Run(fmt.Sprintf("%dMB-%s", mb, ext), func(b *testing.B) {
 				name := "big." + ext
@@ -158,19 +148,32 @@ func benchGit(b *testing.B, u *benchUsage, name string, content, want []byte, di
 	if err := os.WriteFile(pf, []byte(diff), 0o644); err != nil {
 		b.Fatal(err)
 	}
+	cpu, peak := benchChild(b, dir, "git", "apply", pf)
+	u.cpu += cpu
+	u.peak = max(u.peak, peak)
+	u.calls++
+	got, err := os.ReadFile(filepath.Join(dir, name))
+	if err != nil || !bytes.Equal(got, want) {
+		b.Fatalf("git apply wrote a different result (%v)", err)
+	}
+}
+
+// benchChild runs a command in dir and returns its CPU time (user +
+// system, from the rusage of /usr/bin/time, which counts the command it
+// waited for) and its own peak RSS in bytes (from /usr/bin/time: a child
+// started by this process shares its memory until exec, which would count
+// in its rusage).
+func benchChild(b *testing.B, dir string, argv ...string) (time.Duration, int64) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	// /usr/bin/time reports git's own peak RSS: a child started by this
-	// process shares its memory until exec, which would count in its rusage.
 	tf := filepath.Join(b.TempDir(), "time")
-	cmd := exec.CommandContext(ctx, "/usr/bin/time", "-o", tf, "-f", "%M", "git", "apply", pf)
+	cmd := exec.CommandContext(ctx, "/usr/bin/time", append([]string{"-o", tf, "-f", "%M"}, argv...)...)
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null", "GIT_CEILING_DIRECTORIES="+filepath.Dir(dir))
 	if out, err := cmd.CombinedOutput(); err != nil {
-		b.Fatalf("git apply: %v\n%s", err, out)
+		b.Fatalf("%s: %v\n%s", argv[0], err, out)
 	}
-	ru := cmd.ProcessState.SysUsage().(*syscall.Rusage) // time's and git's CPU
-	u.cpu += time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	ru := cmd.ProcessState.SysUsage().(*syscall.Rusage) // time's and the command's CPU
 	tout, err := os.ReadFile(tf)
 	if err != nil {
 		b.Fatal(err)
@@ -183,12 +186,117 @@ func benchGit(b *testing.B, u *benchUsage, name string, content, want []byte, di
 	if err != nil {
 		b.Fatalf("/usr/bin/time: %q", tout)
 	}
-	u.peak = max(u.peak, kb*1024)
-	u.calls++
-	got, err := os.ReadFile(filepath.Join(dir, name))
-	if err != nil || !bytes.Equal(got, want) {
-		b.Fatalf("git apply wrote a different result (%v)", err)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()), kb * 1024
+}
+
+// BenchmarkApplyPatchProcess is BenchmarkApplyPatch with mini-agent run as
+// a whole process, as a user runs it: `mini-agent tool apply_patch
+// --workdir DIR ARGS` (the binary named by $MINI_AGENT_BIN, which
+// scripts/bench-patch.sh builds), alternating call by call with `git
+// apply`, both timed by /usr/bin/time: CPU (user + system) includes each
+// process's start-up, peak RSS is the process's. mini-base-peak-MB is the
+// peak RSS of the same command applying a one-line patch to a one-line
+// file (what the process takes whatever the file: mostly the pages of its
+// own 50 MB binary); mini-rss/size is the peak RSS above it per byte of
+// the file, mini-peak/size the whole peak per byte. Each figure is the
+// median of the calls of the run.
+func BenchmarkApplyPatchProcess(b *testing.B) {
+	bin := os.Getenv("MINI_AGENT_BIN")
+	if bin == "" {
+		b.Skip("MINI_AGENT_BIN not set (scripts/bench-patch.sh builds the binary)")
 	}
+	if _, err := exec.LookPath("git"); err != nil {
+		b.Skip("git not installed")
+	}
+	if _, err := os.Stat("/usr/bin/time"); err != nil {
+		b.Skip("/usr/bin/time not installed")
+	}
+	sizes := benchSizes(b)
+	runMini := func(b *testing.B, name string, content, want []byte, args []byte) (time.Duration, int64) {
+		dir := b.TempDir()
+		if err := os.WriteFile(filepath.Join(dir, name), content, 0o644); err != nil {
+			b.Fatal(err)
+		}
+		cpu, peak := benchChild(b, dir, bin, "tool", "apply_patch", "--workdir", dir, string(args))
+		got, err := os.ReadFile(filepath.Join(dir, name))
+		if err != nil || !bytes.Equal(got, want) {
+			b.Fatalf("mini-agent tool apply_patch wrote a different result (%v)", err)
+		}
+		return cpu, peak
+	}
+	baseArgs, err := json.Marshal(map[string]string{"patch": "--- a/one.txt\n+++ b/one.txt\n@@ -1 +1 @@\n-a\n+b\n"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, mb := range sizes {
+		for _, ext := range []string{"txt", "go"} {
+			b.Run(fmt.Sprintf("%dMB-%s", mb, ext), func(b *testing.B) {
+				name := "big." + ext
+				content, want, diff := benchPatchInput(mb<<20, ext)
+				args, err := json.Marshal(map[string]string{"patch": diff})
+				if err != nil {
+					b.Fatal(err)
+				}
+				// Per call: CPU of each tool, and mini-agent's peak RSS and
+				// that of its one-line call just before (paired: the part of
+				// the peak that is the binary's own pages moves from call to
+				// call by several MB).
+				var miniCPU, gitCPU, ratio, miniPeak, gitPeak, basePeak, over []float64
+				b.ResetTimer()
+				for range b.N {
+					b.StopTimer()
+					_, bp := runMini(b, "one.txt", []byte("a\n"), []byte("b\n"), baseArgs)
+					mc, mp := runMini(b, name, content, want, args)
+					var git benchUsage
+					benchGit(b, &git, name, content, want, diff)
+					miniCPU = append(miniCPU, float64(mc.Microseconds())/1000)
+					gitCPU = append(gitCPU, float64(git.cpu.Microseconds())/1000)
+					ratio = append(ratio, float64(mc)/float64(git.cpu))
+					miniPeak = append(miniPeak, float64(mp)/(1<<20))
+					gitPeak = append(gitPeak, float64(git.peak)/(1<<20))
+					basePeak = append(basePeak, float64(bp)/(1<<20))
+					over = append(over, float64(mp-bp)/float64(len(content)))
+					b.StartTimer()
+				}
+				b.ReportMetric(median(miniCPU), "mini-cpu-ms")
+				b.ReportMetric(median(gitCPU), "git-cpu-ms")
+				b.ReportMetric(median(ratio), "cpu-ratio")
+				b.ReportMetric(median(miniPeak), "mini-peak-MB")
+				b.ReportMetric(median(gitPeak), "git-peak-MB")
+				b.ReportMetric(median(basePeak), "mini-base-peak-MB")
+				b.ReportMetric(median(over), "mini-rss/size")
+				b.ReportMetric(median(miniPeak)*(1<<20)/float64(len(content)), "mini-peak/size")
+			})
+		}
+	}
+}
+
+// median of xs (sorted in place).
+func median(xs []float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	slices.Sort(xs)
+	if n := len(xs); n%2 == 0 {
+		return (xs[n/2-1] + xs[n/2]) / 2
+	}
+	return xs[len(xs)/2]
+}
+
+// benchSizes are the file sizes in MB: $MINI_AGENT_PATCH_BENCH_MB, else 1 4 8.
+func benchSizes(b *testing.B) []int {
+	sizes := []int{1, 4, 8}
+	if s := os.Getenv("MINI_AGENT_PATCH_BENCH_MB"); s != "" {
+		sizes = nil
+		for _, f := range strings.Fields(s) {
+			n, err := strconv.Atoi(f)
+			if err != nil || n <= 0 {
+				b.Fatalf("MINI_AGENT_PATCH_BENCH_MB: %q is not a positive number of MB", f)
+			}
+			sizes = append(sizes, n)
+		}
+	}
+	return sizes
 }
 
 // benchPatchInput generates a file of about size bytes (valid Go for "go",

@@ -108,7 +108,9 @@ type RunOutcome struct {
 	Signal   string
 	Duration time.Duration
 	TimedOut bool
-	// Argv is the command as run (["sh", "-c", line] for shell syntax).
+	// Argv is the command as run (["sh", "-c", line] for shell syntax; a
+	// suite's commands joined by "&&" words, run one after another without
+	// a shell: Invocation.Steps).
 	Argv []string
 	// LogPath is the full combined output, outside the workspace; LogRef is
 	// the pseudo-path read_file pages it with.
@@ -283,7 +285,8 @@ func (n narrowFS) Resolve(p string) (string, error)   { return n.ws.Resolve(p) }
 func (n narrowFS) Stat(p string) (fs.FileInfo, error) { return n.ws.Root().Stat(p) }
 
 func (r *RunTest) run(ctx context.Context, inv *testcmd.Invocation) (RunOutcome, error) {
-	argv := inv.Argv
+	argv := inv.Argv // (a suite's shows its commands joined by "&&" words)
+	steps := inv.Steps()
 	defer r.ws.InvalidateFileList() // the command may create or delete files: search lists the tree again
 	id, logPath, err := r.reserveLog()
 	if err != nil {
@@ -296,7 +299,8 @@ func (r *RunTest) run(ctx context.Context, inv *testcmd.Invocation) (RunOutcome,
 	env = proc.AllowEnv(env, r.cfg.EnvAllow, r.cfg.SecretNames)
 	spec := proc.Spec{
 		Dir:         r.ws.Dir(),
-		Argv:        argv,
+		Argv:        steps[0],
+		Then:        steps[1:],
 		Env:         env,
 		Timeout:     r.cfg.Timeout,
 		MergeStderr: true,

@@ -30,7 +30,7 @@ func (o RunOutcome) Text() string {
 	}
 	fmt.Fprintf(&b, "duration: %s\n", o.Duration.Round(time.Millisecond))
 	fmt.Fprintf(&b, "timed_out: %t\n", o.TimedOut)
-	fmt.Fprintf(&b, "command: %s\n", truncate(displayArgv(o.Argv), maxCommandDisplay))
+	fmt.Fprintf(&b, "command: %s\n", truncate(displayCommand(o), maxCommandDisplay))
 	if o.Protections != "" {
 		fmt.Fprintf(&b, "isolation: %s\n", truncate(oneLine(o.Protections), 2*maxLineBytes))
 	}
@@ -111,6 +111,19 @@ func (r *RunTest) Fingerprint(text string) string {
 
 // displayArgv joins argv for humans and the model, quoting words a shell
 // would split or interpret. It is for display only: argv is never re-parsed.
+// displayCommand shows the command a run ran: its argv, or a suite's
+// commands joined by " && ".
+func displayCommand(o RunOutcome) string {
+	if o.Invocation == nil {
+		return displayArgv(o.Argv)
+	}
+	var parts []string
+	for _, step := range o.Invocation.Steps() {
+		parts = append(parts, displayArgv(step))
+	}
+	return strings.Join(parts, " && ")
+}
+
 func displayArgv(argv []string) string {
 	var b strings.Builder
 	for i, a := range argv {

@@ -152,10 +152,14 @@ func (c *console) plan(p *prepared, ws, tmp string) (plan, error) {
 		environ = append(environ, tokenBasicEnv+"="+base64.StdEncoding.EncodeToString([]byte("x-access-token:"+in.Token)))
 	}
 	if job.TestCommand == "" {
-		if job.TestCommand = testcmd.Detect(ws); job.TestCommand == "" {
-			return plan{}, exitcode.Usagef("no test-command input and none detected (no go.mod, package.json, Cargo.toml, pyproject.toml, pytest.ini or setup.cfg at the workspace root)")
+		d := testcmd.DetectIn(ws)
+		for _, n := range d.Notes {
+			fmt.Fprintf(c.log(), "test command detection: %s\n", n)
 		}
-		fmt.Fprintf(c.log(), "test command (detected): %s\n", job.TestCommand)
+		if job.TestCommand = d.Command; job.TestCommand == "" {
+			return plan{}, exitcode.Usagef("no test-command input and none detected (no go.mod, package.json, Cargo.toml, pyproject.toml, pytest.ini or setup.cfg at the workspace root or in the directories below it that were searched)")
+		}
+		fmt.Fprintf(c.log(), "test command (detected: %s in %s): %s\n", d.Kind, strings.Join(d.Roots, ", "), job.TestCommand)
 	}
 	choice := provider.Choice{Config: provider.Config{Provider: first(strings.ToLower(in.Provider), d.Provider, "openai"),
 		Model: first(in.Model, d.Model), BaseURL: first(in.BaseURL, d.BaseURL), Getenv: apiKeyGetenv(c.env.Getenv, in.APIKey)}}

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/metrics"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -99,6 +100,71 @@ func writeBenchLog(tb testing.TB, path string, size int64, pieceFiles ...string)
 	}
 }
 
+// goTestVFailing are the failing go test -v captures a go test -v
+// benchmark log repeats among passing packages.
+var goTestVFailing = []string{"go-test-v.txt", "go-interrupted.txt", "go-test-v-go114.txt"}
+
+// writeGoTestVLog writes the output of a large `go test -v ./...` run of
+// about size bytes: the real passing output of go-more/verbose
+// (go-test-v-pass.txt: tests, subtests, t.Log lines, parallel tests,
+// skips, prints) repeated as many packages, and every 500 packages one
+// of the real failing captures (goTestVFailing). No timestamps, no
+// colours: what go test prints, as a developer or a CI step saves it.
+func writeGoTestVLog(tb testing.TB, path string, size int64) {
+	tb.Helper()
+	read := func(name string) string {
+		b, err := os.ReadFile(filepath.Join("testdata", "corpus", name))
+		if err != nil {
+			tb.Fatal(err)
+		}
+		return string(b)
+	}
+	pass := read("go-test-v-pass.txt")
+	const pkg = "example.com/gomore/verbose"
+	if !strings.Contains(pass, pkg) {
+		tb.Fatalf("go-test-v-pass.txt does not name %s", pkg)
+	}
+	var failing []string
+	for _, name := range goTestVFailing {
+		failing = append(failing, read(name))
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	w := bufio.NewWriterSize(f, 1<<20)
+	var written int64
+	for i := 0; written < size; i++ {
+		piece := strings.ReplaceAll(pass, pkg, fmt.Sprintf("%s%d", pkg, i))
+		if i%500 == 250 {
+			piece = failing[(i/500)%len(failing)]
+		}
+		n, _ := w.WriteString(piece)
+		written += int64(n)
+	}
+	if err := w.Flush(); err != nil {
+		tb.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		tb.Fatal(err)
+	}
+}
+
+// writeShapedLog writes the benchmark log of the shape named (actions:
+// writeBenchLog's Actions job log; gotestv: writeGoTestVLog's go test -v
+// output) of about mb MB.
+func writeShapedLog(tb testing.TB, path, shape string, mb int64) {
+	tb.Helper()
+	switch shape {
+	case "", "actions":
+		writeBenchLog(tb, path, mb<<20, recognizedPieces...)
+	case "gotestv":
+		writeGoTestVLog(tb, path, mb<<20)
+	default:
+		tb.Fatalf("unknown benchmark log shape %q (actions, gotestv)", shape)
+	}
+}
+
 // peakReader samples the live heap as the log streams through it.
 type peakReader struct {
 	r      io.Reader
@@ -155,9 +221,15 @@ func BenchmarkExtract(b *testing.B) {
 		{"100MB", 100, recognizedPieces},
 		// Nothing recognized: the generic fallback looks at every line.
 		{"100MB-unrecognized", 100, []string{"make.txt"}},
+		// go test -v output, no Actions framing (pieces unused).
+		{"100MB-gotestv", 100, nil},
 	} {
 		path := filepath.Join(dir, bc.name+".log")
-		writeBenchLog(b, path, bc.mb<<20, bc.pieces...)
+		if bc.pieces == nil {
+			writeGoTestVLog(b, path, bc.mb<<20)
+		} else {
+			writeBenchLog(b, path, bc.mb<<20, bc.pieces...)
+		}
 		st, err := os.Stat(path)
 		if err != nil {
 			b.Fatal(err)
@@ -231,8 +303,10 @@ func TestBenchLogBounded(t *testing.T) {
 
 // BenchmarkExtractLog extracts the log named by $MINI_AGENT_BENCH_LOG
 // (for scripts/bench-failure.sh, which times grep on the same file). When
-// the file does not exist it is first written: the 100 MB Actions log of
-// BenchmarkExtract. It reports the extraction's CPU time (cpu-ns/op), the
+// the file does not exist it is first written, of the shape named by
+// $MINI_AGENT_BENCH_SHAPE (actions, the default: the Actions log of
+// BenchmarkExtract; gotestv: go test -v output) and of
+// $MINI_AGENT_BENCH_MB MB (default 100). It reports the extraction's CPU time (cpu-ns/op), the
 // peak live heap and the process's peak RSS (peak-rss-MB: the test
 // binary's whole footprint, only meaningful when the log was not written
 // by this run) besides the wall time.
@@ -242,7 +316,15 @@ func BenchmarkExtractLog(b *testing.B) {
 		b.Skip("MINI_AGENT_BENCH_LOG not set")
 	}
 	if _, err := os.Stat(path); err != nil {
-		writeBenchLog(b, path, 100<<20, recognizedPieces...)
+		mb := int64(100)
+		if v := os.Getenv("MINI_AGENT_BENCH_MB"); v != "" {
+			n, err := strconv.ParseInt(v, 10, 64)
+			if err != nil || n <= 0 {
+				b.Fatalf("MINI_AGENT_BENCH_MB=%q: want a positive number of MB", v)
+			}
+			mb = n
+		}
+		writeShapedLog(b, path, os.Getenv("MINI_AGENT_BENCH_SHAPE"), mb)
 	}
 	st, err := os.Stat(path)
 	if err != nil {

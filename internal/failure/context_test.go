@@ -150,3 +150,51 @@ func TestLocationsRelativeToWorkspace(t *testing.T) {
 		}
 	}
 }
+
+// TestLocationsInNestedModules: a test file name go test prints relative
+// to its package is found in a module below the workspace's root (go -C
+// sub test), with or without a module at the root; modules in skipped
+// directories (vendor, testdata, hidden) are not looked in.
+func TestLocationsInNestedModules(t *testing.T) {
+	t.Parallel()
+	for _, rootModule := range []bool{false, true} {
+		ws := t.TempDir()
+		files := map[string]string{
+			"sub/go.mod":                 "module example.com/calc\n\ngo 1.22\n",
+			"sub/calc_test.go":           "",
+			"sub/deep/go.mod":            "module example.com/calc/deep\n",
+			"sub/deep/x/x_test.go":       "",
+			"vendor/v/go.mod":            "module example.com/v\n",
+			"vendor/v/v_test.go":         "",
+			"testdata/m/go.mod":          "module example.com/m2\n",
+			"testdata/m/m_test.go":       "",
+			"tools/cmd/go.mod":           "module \"example.com/tools\"\n",
+			"tools/cmd/inner/in_test.go": "",
+		}
+		if rootModule {
+			files["go.mod"] = "module example.com/root\n"
+		}
+		for f, body := range files {
+			p := filepath.Join(ws, filepath.FromSlash(f))
+			if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		n := newNormalizer(ws)
+		for _, tc := range []struct{ loc, pkg, want string }{
+			{"calc_test.go:7", "example.com/calc", "sub/calc_test.go:7"},
+			{"x_test.go:3", "example.com/calc/deep/x", "sub/deep/x/x_test.go:3"},
+			{"in_test.go:1", "example.com/tools/inner", "tools/cmd/inner/in_test.go:1"},
+			{"v_test.go:1", "example.com/v", "v_test.go:1"},
+			{"m_test.go:1", "example.com/m2", "m_test.go:1"},
+			{"missing_test.go:1", "example.com/calc", "missing_test.go:1"},
+		} {
+			if got := n.loc(tc.loc, tc.pkg); got != tc.want {
+				t.Errorf("root module %v: loc(%q, %q) = %q, want %q", rootModule, tc.loc, tc.pkg, got, tc.want)
+			}
+		}
+	}
+}

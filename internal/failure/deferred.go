@@ -128,7 +128,14 @@ func (d *deferred) read(st *laterStep, excerpt bool) (*segmenter, error) {
 	if _, err := d.rs.Seek(d.origin+st.start, io.SeekStart); err != nil {
 		return nil, fmt.Errorf("read the log again: %w", err)
 	}
-	s, err := scan(io.LimitReader(d.rs, max(0, st.end-st.start)), d.opt, d.proj, nil, st.start == 0, !excerpt)
+	opt := d.opt
+	if excerpt {
+		// The excerpt is wanted only when nothing was recognized (see
+		// generic): the recognizers would find nothing again, and the
+		// lines go to the excerpt alone, as they would with them.
+		opt.excerptOnly = true
+	}
+	s, err := scan(io.LimitReader(d.rs, max(0, st.end-st.start)), opt, d.proj, nil, st.start == 0, !excerpt)
 	if err != nil {
 		return nil, fmt.Errorf("read the log again: %w", err)
 	}

@@ -98,6 +98,12 @@ type Options struct {
 	Workspace string
 	// Budget is the byte budget of the rendered context (DefaultBudget if 0).
 	Budget int
+
+	// perLine feeds every line to the recognizers (no quiet path): the
+	// reference the quiet path is tested against.
+	perLine bool
+	// excerptOnly: see segmenter.
+	excerptOnly bool
 }
 
 // Extract reads a CI log, test output or JUnit XML document from r and

@@ -86,6 +86,9 @@ type goText struct {
 
 	lastLine [256]byte
 	lastLen  int
+
+	// pkgSeen: a package line was read (the quiet path is tried then).
+	pkgSeen bool
 }
 
 func newGoText(col *collector, src, pkg string) *goText {
@@ -458,6 +461,7 @@ func (g *goText) flushBuild() {
 // pkgLine handles "FAIL\tpkg\t0.01s", "FAIL\tpkg [build failed]" and
 // "ok  \tpkg\t0.01s": the failures pending so far belong to pkg.
 func (g *goText) pkgLine(rest string, failed bool) {
+	g.pkgSeen = true
 	if g.mode == goPanic {
 		g.endPanic()
 	}

@@ -168,7 +168,20 @@ type normalizer struct {
 	ws     string
 	module string
 	exists map[string]bool
+	// nested are the Go modules below the workspace's root (a module in
+	// sub/, run with go -C sub test), found when first needed.
+	nested     []nestedModule
+	nestedRead bool
 }
+
+// nestedModule is a Go module in a directory of the workspace.
+type nestedModule struct{ path, dir string }
+
+// Bounds of the walk for nested Go modules (the repository is untrusted).
+const (
+	maxModuleDepth = 4
+	maxModuleDirs  = 2000
+)
 
 func newNormalizer(ws string) *normalizer {
 	n := &normalizer{exists: map[string]bool{}}
@@ -240,6 +253,13 @@ func (n *normalizer) path(p, pkg string) string {
 			}
 		}
 	}
+	if n.ws != "" && pkg != "" && !strings.Contains(p, "/") && !n.has(p) {
+		// A module below the root (go -C sub test): its directory, then
+		// the package's within it.
+		if cand := n.inNested(pkg, p); cand != "" {
+			return cand
+		}
+	}
 	if n.ws != "" && n.module == "" && pkg != "" && !strings.Contains(p, "/") && !n.has(p) && !strings.Contains(pkg, " ") {
 		// No module path to go by (GOPATH mode: import path "app/calc" in
 		// /go/src/app): the longest tail of the import path that holds
@@ -252,6 +272,63 @@ func (n *normalizer) path(p, pkg string) string {
 		}
 	}
 	return p
+}
+
+// inNested returns the workspace path of file p of Go package pkg when pkg
+// is in a module below the workspace's root and the file is there, else "".
+func (n *normalizer) inNested(pkg, p string) string {
+	if !n.nestedRead {
+		n.nestedRead = true
+		n.nested = findModules(n.ws)
+	}
+	best := -1
+	for i, m := range n.nested {
+		if (pkg == m.path || strings.HasPrefix(pkg, m.path+"/")) && (best < 0 || len(m.path) > len(n.nested[best].path)) {
+			best = i
+		}
+	}
+	if best < 0 {
+		return ""
+	}
+	m := n.nested[best]
+	if cand := path.Join(m.dir, strings.TrimPrefix(strings.TrimPrefix(pkg, m.path), "/"), p); n.has(cand) {
+		return cand
+	}
+	return ""
+}
+
+// findModules lists the Go modules in the directories below ws (not ws
+// itself), at most maxModuleDepth levels down and maxModuleDirs
+// directories, never entering hidden directories, vendor, node_modules,
+// testdata or symbolic links.
+func findModules(ws string) []nestedModule {
+	var out []nestedModule
+	type level struct {
+		rel   string
+		depth int
+	}
+	queue := []level{{".", 0}}
+	for read := 0; len(queue) > 0 && read < maxModuleDirs; read++ {
+		cur := queue[0]
+		queue = queue[1:]
+		entries, err := os.ReadDir(filepath.Join(ws, filepath.FromSlash(cur.rel)))
+		if err != nil {
+			continue
+		}
+		for _, e := range entries {
+			name := e.Name()
+			switch {
+			case cur.rel != "." && name == "go.mod" && e.Type().IsRegular():
+				if mod := goModule(filepath.Join(ws, filepath.FromSlash(cur.rel), name)); mod != "" {
+					out = append(out, nestedModule{path: mod, dir: cur.rel})
+				}
+			case e.IsDir() && cur.depth < maxModuleDepth && !strings.HasPrefix(name, ".") &&
+				name != "vendor" && name != "node_modules" && name != "testdata":
+				queue = append(queue, level{path.Join(cur.rel, name), cur.depth + 1})
+			}
+		}
+	}
+	return out
 }
 
 // abs rewrites an absolute path inside the workspace or a runner checkout.

@@ -32,6 +32,8 @@ type lineReader struct {
 	// (end when none is buffered); -1 when not looked for since the last
 	// read.
 	nextEsc, nextCR, nextHigh int
+	// nextNeedle is the same for each of quietNeedles.
+	nextNeedle [len(quietNeedles)]int
 
 	scratch []byte
 	long    []byte
@@ -47,7 +49,7 @@ func newLineReader(r io.Reader) *lineReader {
 func newLineReaderSize(r io.Reader, size int) *lineReader {
 	size = max(size, readBuffer)
 	return &lineReader{r: r, first: true, buf: make([]byte, size),
-		nextEsc: -1, nextCR: -1, nextHigh: -1,
+		nextEsc: -1, nextCR: -1, nextHigh: -1, nextNeedle: [len(quietNeedles)]int{-1, -1, -1},
 		scratch: make([]byte, 0, maxLine), long: make([]byte, 0, maxLine), clean: make([]byte, 0, maxLine)}
 }
 
@@ -88,6 +90,9 @@ func (lr *lineReader) fill() {
 		lr.start = 0
 	}
 	lr.nextEsc, lr.nextCR, lr.nextHigh = -1, -1, -1
+	for i := range lr.nextNeedle {
+		lr.nextNeedle[i] = -1
+	}
 	n, err := lr.r.Read(lr.buf[lr.end:])
 	lr.end += n
 	if err != nil {

@@ -162,12 +162,21 @@ type step struct {
 	start    int64 // where its first line starts in the input
 	// later: the recognizers do not read the step now (see deferred).
 	later bool
+	// genLater: no generic excerpt is kept now; the step is read again
+	// for it if the result needs it (see deferred).
+	genLater bool
+	q        quietStep
 }
 
 func newStep(name string, budget int, proj *project) *step {
 	col := newCollector(proj)
-	return &step{name: name, col: col, recs: newDispatcher(newRecognizers(col)), gen: newGeneric(budget),
-		cmd: newLines(maxCommandLines, maxCommand)}
+	recs := newRecognizers(col)
+	st := &step{name: name, col: col, recs: newDispatcher(recs), gen: newGeneric(budget),
+		cmd: newLines(maxCommandLines, maxCommand), q: newQuietStep(recs)}
+	if g := st.q.goText; g != nil {
+		g.pkgSeen = true // (try the quiet path from the step's start)
+	}
+	return st
 }
 
 // segmenter splits a log into steps and keeps what failed.
@@ -190,6 +199,10 @@ type segmenter struct {
 	// the next one starts, in the input.
 	lineStart, lineEnd int64
 	noGeneric          bool // no generic excerpt is kept
+	perLine            bool // every line is fed (no quiet path; see Options.perLine)
+	// excerptOnly feeds the lines to the generic excerpt only: the input
+	// is known to hold nothing any recognizer finds (see deferred.read).
+	excerptOnly bool
 }
 
 func extractLines(br io.Reader, opt Options) (*FailureContext, error) {
@@ -205,11 +218,20 @@ func extractLines(br io.Reader, opt Options) (*FailureContext, error) {
 // generic excerpt (the result then has none).
 func scan(r io.Reader, opt Options, proj *project, later *deferred, first, noGeneric bool) (*segmenter, error) {
 	s := &segmenter{opt: opt, proj: proj, failed: newCollector(proj), other: newCollector(proj), later: later,
-		noGeneric: noGeneric}
+		noGeneric: noGeneric, perLine: opt.perLine, excerptOnly: opt.excerptOnly}
 	s.cur = newStep("", budgetOf(opt), proj)
+	// With later, the first step's excerpt is deferred like the others'
+	// (it is read again only when the result needs it).
+	s.cur.genLater = later != nil
 	lr := newLineReader(r)
 	lr.first = first
 	for {
+		if g := s.cur.q.goText; g != nil && g.pkgSeen {
+			g.pkgSeen = false
+			if s.quietReady() && lr.skipQuiet() {
+				g.quietReset()
+			}
+		}
 		s.lineStart = lr.offset()
 		b, err := lr.next()
 		if err != nil {
@@ -266,12 +288,30 @@ func (s *segmenter) feed(line string) {
 	if st.later {
 		return
 	}
+	if s.excerptOnly {
+		st.gen.line(line, errorLine)
+		return
+	}
 	st.recs.line(line)
-	if !s.noGeneric && st.col.empty() && (s.nFailed == 0 || s.generic == "") {
-		// Once something is recognized the generic excerpt is never used;
-		// nor is any later step's once a failed step gave its excerpt.
+	if s.genActive() {
 		st.gen.line(line, errorLine)
 	}
+}
+
+// genActive reports whether the current step's lines go to its generic
+// excerpt. Once something is recognized the generic excerpt is never
+// used; nor is any later step's once a failed step gave its excerpt.
+func (s *segmenter) genActive() bool {
+	st := s.cur
+	return !s.noGeneric && !st.genLater && st.col.empty() && (s.nFailed == 0 || s.generic == "")
+}
+
+// quietReady reports whether the lines ahead may take the quiet path (see
+// quiet.go): the current step's recognizers read them, at rest, and no
+// generic excerpt is being kept.
+func (s *segmenter) quietReady() bool {
+	st := s.cur
+	return !s.perLine && !st.header && !st.later && !s.genActive() && st.q.rest()
 }
 
 // headerLine collects the script lines of a "Run" group, which come
@@ -307,8 +347,7 @@ func (s *segmenter) endStep(end int64) {
 	}
 	if s.later != nil {
 		ls := laterStep{stepSpan: stepSpan{start: st.start, end: end}, failed: st.failed, later: st.later}
-		if !st.later {
-			// (The first step: read now, excerpt too.)
+		if !st.later && !st.genLater {
 			ls.read, ls.text = true, st.gen.text()
 		}
 		s.later.step(ls)

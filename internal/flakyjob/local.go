@@ -127,9 +127,10 @@ func reproduce(res *flakyrun.Result, id string) (string, string) {
 	return "", ""
 }
 
-// quote shell-quotes one argument when it needs it.
+// quote shell-quotes one argument when it needs it. A lone "&&" is the
+// separator of a suite's commands (testcmd.Invocation.Argv) and stays one.
 func quote(s string) string {
-	if s != "" && !strings.ContainsFunc(s, func(r rune) bool {
+	if s == "&&" || s != "" && !strings.ContainsFunc(s, func(r rune) bool {
 		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_./=:,+@%", r))
 	}) {
 		return s

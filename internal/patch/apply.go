@@ -270,7 +270,7 @@ func applyHunks(path string, old *lines, hunks []*Hunk) ([]byte, []diffOp, *Erro
 			perr.Problems = append(perr.Problems, fmt.Sprintf("%s only adds lines and has no context line, so there is no way to tell where they go. To place them, include 1-3 unchanged lines of the file (each prefixed with a space) just before or after the new lines; to append them at the end of the file, end the hunk with a '*** End of File' line (envelope form).", describe(path, k, len(hunks))))
 			continue
 		default:
-			pos, lv, cands, fallback := locate(t, old, from, h)
+			pos, lv, cands, fallback, why := locate(t, old, from, h)
 			switch {
 			case len(cands) == 0 && len(perr.Problems) >= maxProblems:
 				perr.Problems = append(perr.Problems, describe(path, k, len(hunks))+" does not match the file.")
@@ -279,7 +279,7 @@ func applyHunks(path string, old *lines, hunks []*Hunk) ([]byte, []diffOp, *Erro
 				perr.Problems = append(perr.Problems, t.mismatch(path, k, len(hunks), h, old))
 				continue
 			case pos < 0:
-				perr.Problems = append(perr.Problems, ambiguous(path, k, len(hunks), cands, levelNames[lv]))
+				perr.Problems = append(perr.Problems, ambiguous(path, k, len(hunks), cands, levelNames[lv], why))
 				continue
 			}
 			loc.pos, loc.fallback = pos, fallback
@@ -322,8 +322,11 @@ func applyHunks(path string, old *lines, hunks []*Hunk) ([]byte, []diffOp, *Erro
 }
 
 // locate finds where the hunk's old lines are. pos is -1 when ambiguous
-// (cands then lists the places); cands is empty when nothing matched.
-func locate(t *target, old []string, from int, h *Hunk) (pos, level int, cands []int, fallback bool) {
+// (cands then lists the places, and why says why the header's line number
+// did not settle it); cands is empty when nothing matched. Among several
+// places, the hunk's hints choose first, then its header's line number
+// (byLine).
+func locate(t *target, old []string, from int, h *Hunk) (pos, level int, cands []int, fallback bool, why string) {
 	for _, start := range []int{from, 0} {
 		for lv := range numLevels {
 			cands = t.find(old, lv, start, h.AtEOF)
@@ -332,18 +335,25 @@ func locate(t *target, old []string, from int, h *Hunk) (pos, level int, cands [
 			}
 			fallback = start != from
 			if len(cands) == 1 {
-				return cands[0], lv, cands, fallback
+				return cands[0], lv, cands, fallback, ""
 			}
-			if kept := t.byHints(cands, h.Hints); len(kept) == 1 {
-				return kept[0], lv, cands, fallback
+			kept := t.byHints(cands, h.Hints)
+			if len(kept) == 1 {
+				return kept[0], lv, cands, fallback, ""
 			}
-			return -1, lv, cands, fallback
+			if len(kept) == 0 {
+				// The "@@" text names none of the places: the hunk
+				// contradicts the file, and its line number is no better.
+				return -1, lv, cands, fallback, "its @@ text names none of them"
+			}
+			p, why := byLine(kept, h.OldStart)
+			return p, lv, cands, fallback, why
 		}
 		if from == 0 {
 			break
 		}
 	}
-	return -1, 0, nil, false
+	return -1, 0, nil, false, ""
 }
 
 // overlaps refuses hunks found out of order whose regions overlap another

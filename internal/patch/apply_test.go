@@ -306,13 +306,53 @@ func TestExactMatchBuildsNoIndex(t *testing.T) {
 		return false
 	}
 	tg := &target{lines: splitLines(data)}
-	pos, _, cands, _ := locate(tg, []string{"line 4000", "line 4001"}, 0, &Hunk{})
+	pos, _, cands, _, _ := locate(tg, []string{"line 4000", "line 4001"}, 0, &Hunk{})
 	if pos != 4000 || len(cands) != 1 || built(tg) {
 		t.Fatalf("exact: pos %d, cands %v, index built %v", pos, cands, built(tg))
 	}
 	tg = &target{lines: splitLines(data)}
-	pos, lv, _, _ := locate(tg, []string{"  line 4000", "line 4001  "}, 0, &Hunk{})
+	pos, lv, _, _, _ := locate(tg, []string{"  line 4000", "line 4001  "}, 0, &Hunk{})
 	if pos != 4000 || lv != levelTrim || !built(tg) {
 		t.Fatalf("fuzzy: pos %d, level %d, index built %v", pos, lv, built(tg))
+	}
+}
+
+// TestByLine holds the line-number tie-break to its rule: the nearest
+// place, when the header gives a line, the place is within
+// lineTieMaxDrift lines of it and every other place is at least twice as
+// far; else none, with the reason.
+func TestByLine(t *testing.T) {
+	t.Parallel()
+	many := make([]int, maxMatches)
+	for i := range many {
+		many[i] = i * 3
+	}
+	for _, c := range []struct {
+		cands []int
+		line  int64
+		want  int
+		why   string
+	}{
+		{[]int{1, 6}, 7, 6, ""},                                      // on B's first line
+		{[]int{1, 6}, 2, 1, ""},                                      // on A's
+		{[]int{1, 6}, 3, 1, ""},                                      // 1 from A, 4 from B
+		{[]int{1, 7}, 5, -1, "as near to line 2 as to line 8"},       // 3 and 3
+		{[]int{1, 7}, 3, 1, ""},                                      // 1 and 5
+		{[]int{1, 7}, 4, 1, ""},                                      // 2 and 4: twice as near
+		{[]int{1, 8}, 5, -1, "about as near to line 2 as to line 9"}, // 3 and 4
+		{[]int{10, 20, 30}, 21, 20, ""},                              // 1, 9, 11
+		{[]int{10, 20, 30}, 16, -1, "about as near"},                 // 5 and 5 (A and B)
+		{[]int{1, 6}, 0, -1, "no line number"},
+		{[]int{1, 6}, -3, -1, "no line number"},
+		{[]int{1, 6}, 7 + lineTieMaxDrift + 10, -1, "lines from it"},
+		{[]int{1, 500}, 500 + lineTieMaxDrift + 1, 500, ""}, // at the edge: 100 lines
+		{[]int{1, 500}, 500 + lineTieMaxDrift + 2, -1, "101 lines from it"},
+		{many, 31, -1, "too many places"},
+		{[]int{1, 6}, 1 << 62, -1, "lines from it"}, // no overflow
+	} {
+		got, why := byLine(c.cands, c.line)
+		if got != c.want || (c.why == "") != (why == "") || !strings.Contains(why, c.why) {
+			t.Errorf("byLine(%v, %d) = %d %q, want %d %q", c.cands[:min(len(c.cands), 4)], c.line, got, why, c.want, c.why)
+		}
 	}
 }

@@ -131,6 +131,11 @@ func parseEnvelope(src *source) (*Patch, error) {
 				if err != nil {
 					return nil, err
 				}
+				if next == i {
+					// (parseAddBody stops only at a marker, which this line is
+					// not: never loop on it.)
+					return nil, strayLine(src, i, true)
+				}
 				cur.Hunks = append(cur.Hunks, h)
 				i = next
 			case cur != nil && cur.Op == OpDelete && strings.TrimSpace(l) != "":
@@ -177,13 +182,20 @@ func parseEnvelope(src *source) (*Patch, error) {
 	return nil, errorf(KindInvalid, "the patch has no '*** End Patch' line%s: it looks truncated (cut off, perhaps by an output limit), so nothing was applied. Send the whole patch again, ending with '*** End Patch'.", last)
 }
 
-// parseAddBody reads the '+' lines of an "*** Add File:" section.
+// parseAddBody reads the '+' lines of an "*** Add File:" section, up to
+// the next marker. No line of the body can start with a space, so a marker
+// there may be indented (" *** End Patch", as the envelope's own parser
+// accepts it); "*** End of File" says nothing about a new file, which ends
+// with its last '+' line, and is passed over.
 func parseAddBody(lines []string, i int, path string) (*Hunk, int, error) {
 	h := &Hunk{}
 	blanks := 0
 	for ; i < len(lines); i++ {
 		l := lines[i]
-		if _, _, ok := marker(l); ok {
+		if k, _, ok := looseMarker(l); ok {
+			if k == "end of file" {
+				continue
+			}
 			break
 		}
 		switch {

@@ -66,7 +66,7 @@ func (t *target) mismatch(path string, k, total int, h *Hunk, old []string) stri
 	return b.String()
 }
 
-func ambiguous(path string, k, total int, cands []int, how string) string {
+func ambiguous(path string, k, total int, cands []int, how, why string) string {
 	var nums []string
 	for i, c := range cands {
 		if i == maxCandidates {
@@ -79,6 +79,9 @@ func ambiguous(path string, k, total int, cands []int, how string) string {
 	if len(cands) >= maxMatches {
 		count = "at least " + count
 	}
-	return fmt.Sprintf("%s matches the file (%s) at %s places, starting at lines %s, so it is ambiguous. Add unchanged lines before or after the change until the hunk matches exactly one place, or start it with an '@@' line naming the enclosing function or class.",
-		describe(path, k, total), how, count, strings.Join(nums, ", "))
+	if why != "" {
+		why = " (" + why + ")"
+	}
+	return fmt.Sprintf("%s matches the file (%s) at %s places, starting at lines %s, so it is ambiguous%s. Add unchanged lines before or after the change until the hunk matches exactly one place, or start it with an '@@' line naming the enclosing function or class.",
+		describe(path, k, total), how, count, strings.Join(nums, ", "), why)
 }

@@ -98,7 +98,8 @@ func (p *Patch) Paths() []string {
 // a hint; Lines decide where it applies.
 type Hunk struct {
 	// OldStart is the old-side line number from the header, 0 if absent or
-	// unparsable. It is only used in messages.
+	// unparsable. It chooses between equal places (byLine) and appears in
+	// messages.
 	OldStart int64
 	// Hints are the texts after "@@" (git's function context, or the
 	// envelope's scope lines), outermost first.

@@ -95,7 +95,11 @@ func (p *phaser) run(ctx context.Context, dir string, targets []string, n int) (
 		// error): the full command runs as often as the narrowed run would.
 		fullRuns = n
 		if len(names) > 0 {
-			pr.Notes = append(pr.Notes, "the test command cannot be narrowed: the full command ran instead of the target tests")
+			note := "the test command cannot be narrowed: the full command ran instead of the target tests"
+			if a := p.cmd.Advice(); a != "" {
+				note += " (" + a + ")"
+			}
+			pr.Notes = append(pr.Notes, note)
 		}
 	}
 	res, err := p.detectFull(ctx, dir, fullRuns)

@@ -143,21 +143,64 @@ func (p *prover) goEnv(t *cleantree.Tree) []string {
 	return []string{"GOWORK=off"}
 }
 
-// goMod runs `go mod VERB` in the tree as the harness (no sandbox: it
-// downloads, or hashes the module cache; it runs no code of the module).
-// Trees without a go.mod at the root, and vendored modules, need nothing.
+// goMod runs `go mod VERB` as the harness (no sandbox: it downloads, or
+// hashes the module cache; it runs no code of the module) in each
+// directory the test command runs go test in (the root, go -C DIR, each
+// module of a suite). A directory without a go.mod, a vendored module, and
+// one reached through a symbolic link (the tree is the repository's, which
+// is untrusted) need nothing.
 func (p *prover) goMod(ctx context.Context, t *cleantree.Tree, verb string) (string, error) {
 	if p.cmd.Runner() != testcmd.Go {
 		return "", nil
 	}
-	if _, err := os.Lstat(filepath.Join(t.Dir(), "go.mod")); err != nil {
-		return "", nil
-	}
-	if fi, err := os.Lstat(filepath.Join(t.Dir(), "vendor")); err == nil && fi.IsDir() {
-		return "", nil
-	}
 	env := append(proc.AllowEnv(p.env, p.r.TestEnv, p.r.SecretNames), p.goEnv(t)...)
-	return p.runGo(ctx, t.Dir(), env, goModTimeout, "mod", verb)
+	var outs []string
+	for _, d := range p.cmd.Dirs() {
+		dir := filepath.Join(t.Dir(), filepath.FromSlash(d))
+		if !plainDirIn(t.Dir(), d) {
+			continue
+		}
+		if _, err := os.Lstat(filepath.Join(dir, "go.mod")); err != nil {
+			continue
+		}
+		if fi, err := os.Lstat(filepath.Join(dir, "vendor")); err == nil && fi.IsDir() {
+			continue
+		}
+		out, err := p.runGo(ctx, dir, env, goModTimeout, "mod", verb)
+		if d != "." && out != "" {
+			out = d + ": " + out
+		}
+		if err != nil {
+			if d != "." {
+				err = fmt.Errorf("in %s: %w", d, err)
+			}
+			return out, err
+		}
+		if out != "" {
+			outs = append(outs, out)
+		}
+	}
+	return strings.Join(outs, "\n"), nil
+}
+
+// plainDirIn reports whether rel (slash-separated, relative) names a
+// directory under root with no symbolic link on the way.
+func plainDirIn(root, rel string) bool {
+	if rel == "." {
+		return true
+	}
+	cur := root
+	for _, part := range strings.Split(rel, "/") {
+		if part == "" || part == "." || part == ".." {
+			return false
+		}
+		cur = filepath.Join(cur, part)
+		fi, err := os.Lstat(cur)
+		if err != nil || !fi.IsDir() {
+			return false
+		}
+	}
+	return true
 }
 
 // runGo runs the harness's own go command (no sandbox) and returns its

@@ -50,6 +50,11 @@ type Spec struct {
 	Dir string
 	// Argv is the program and its arguments; never passed through a shell.
 	Argv []string
+	// Then are commands run after Argv, one after another, each while the
+	// one before exited 0 within the time limit (a shell's "A && B", with
+	// no shell): same directory, environment, sandbox and log, output
+	// captured as one, Timeout for them all.
+	Then [][]string
 	// Env is the child's complete environment. Nil means an empty
 	// environment, never the parent's: secrets are not inherited by accident.
 	Env []string
@@ -77,11 +82,13 @@ type Spec struct {
 
 // Result is what a finished run produced.
 type Result struct {
-	// ExitCode is the process exit status, -1 when it was killed by a signal.
+	// ExitCode is the process exit status (of the last command run), -1
+	// when it was killed by a signal.
 	ExitCode int
 	// Signal names the signal that killed the process, if any.
 	Signal string
-	// Duration runs from start until the process exited.
+	// Duration runs from start until the process exited (summed over the
+	// commands run).
 	Duration time.Duration
 	// TimedOut is set when Spec.Timeout expired and the group was killed.
 	TimedOut bool
@@ -99,20 +106,28 @@ type Result struct {
 	LogErr error
 	// Containment names the mechanism that found and killed what the run
 	// left behind; Leftovers counts the processes it killed after the
-	// leader was gone (or killed).
+	// leader was gone (or killed), over every command run.
 	Containment string
 	Leftovers   int
 	// Sandbox is what confined the command (zero without Spec.Sandbox).
 	Sandbox sandbox.Status
+	// Steps is how many of Argv and Spec.Then ran (ExitCode is the last
+	// one's): fewer than all when one failed, timed out or was cancelled.
+	Steps int
 }
 
-// Run starts s.Argv and waits for it. A non-zero exit or a timeout is a
-// normal Result; an error is returned when the command could not start
-// (wrapping ErrNotStarted), when ctx ended the run (wrapping ctx's error;
-// the Result is still filled) or for an I/O failure setting the run up.
+// Run starts s.Argv and waits for it, then each of s.Then in turn while
+// the one before exited 0 within the time limit. A non-zero exit or a
+// timeout is a normal Result; an error is returned when a command could
+// not start (wrapping ErrNotStarted), when ctx ended the run (wrapping
+// ctx's error; the Result is still filled) or for an I/O failure setting
+// the run up.
 func Run(ctx context.Context, s Spec) (Result, error) {
-	if len(s.Argv) == 0 || s.Argv[0] == "" {
-		return Result{}, fmt.Errorf("run: %w: empty command", ErrNotStarted)
+	steps := append([][]string{s.Argv}, s.Then...)
+	for _, argv := range steps {
+		if len(argv) == 0 || argv[0] == "" {
+			return Result{}, fmt.Errorf("run: %w: empty command", ErrNotStarted)
+		}
 	}
 	if err := ctx.Err(); err != nil {
 		return Result{Cancelled: true}, fmt.Errorf("run %s: %w", s.Argv[0], err)
@@ -120,10 +135,6 @@ func Run(ctx context.Context, s Spec) (Result, error) {
 	captureLimit := s.CaptureLimit
 	if captureLimit <= 0 {
 		captureLimit = DefaultCaptureLimit
-	}
-	grace := s.KillGrace
-	if grace <= 0 {
-		grace = DefaultKillGrace
 	}
 
 	var log *logWriter
@@ -141,21 +152,81 @@ func Run(ctx context.Context, s Spec) (Result, error) {
 		log = &logWriter{f: f, limit: limit}
 		defer log.close()
 	}
-
-	streams := []*stream{{capture: NewHeadTail(captureLimit/2, captureLimit-captureLimit/2)}}
+	// One capture per stream for all the steps: their output follows one
+	// another as a shell's would.
+	captures := []*HeadTail{NewHeadTail(captureLimit/2, captureLimit-captureLimit/2)}
 	if !s.MergeStderr {
-		streams = append(streams, &stream{capture: NewHeadTail(captureLimit/2, captureLimit-captureLimit/2)})
+		captures = append(captures, NewHeadTail(captureLimit/2, captureLimit-captureLimit/2))
 	}
-	for _, st := range streams {
+
+	// The time limit is the whole run's, whatever the steps.
+	runCtx, cancel := context.WithCancel(ctx)
+	if s.Timeout > 0 {
+		runCtx, cancel = context.WithTimeout(ctx, s.Timeout)
+	}
+	defer cancel()
+
+	var res Result
+	var ended bool
+	for _, argv := range steps {
+		st, err := runStep(runCtx, s, argv, captures, log)
+		res.Steps++
+		res.Duration += st.Duration
+		res.Leftovers += st.Leftovers
+		res.Containment, res.Sandbox = st.Containment, st.Sandbox
+		res.ExitCode, res.Signal = st.ExitCode, st.Signal
+		if err != nil {
+			if errors.Is(err, ErrNotStarted) {
+				res.Steps--
+			}
+			return res, err
+		}
+		ended = st.ended
+		if ended || st.ExitCode != 0 {
+			break
+		}
+	}
+	res.Stdout = captures[0].Capture()
+	if len(captures) > 1 {
+		res.Stderr = captures[1].Capture()
+	}
+	if log != nil {
+		res.LogBytes, res.LogDropped, res.LogErr = log.finish()
+	}
+	if ended {
+		if err := ctx.Err(); err != nil {
+			res.Cancelled = true
+			return res, fmt.Errorf("run %s: %w", s.Argv[0], err)
+		}
+		res.TimedOut = true
+	}
+	return res, nil
+}
+
+// step is what one command of a run gave.
+type step struct {
+	Result
+	ended bool // the run's context ended it (timeout or cancellation)
+}
+
+// runStep runs one command of s: its own pipes into the run's captures and
+// log, its own process group, containment and sandbox, bounded by runCtx.
+func runStep(runCtx context.Context, s Spec, argv []string, captures []*HeadTail, log *logWriter) (step, error) {
+	name := argv[0]
+	grace := s.KillGrace
+	if grace <= 0 {
+		grace = DefaultKillGrace
+	}
+	streams := make([]*stream, len(captures))
+	for i, c := range captures {
 		r, w, err := os.Pipe()
 		if err != nil {
 			closeStreams(streams)
-			return Result{}, fmt.Errorf("run %s: pipe: %w", s.Argv[0], err)
+			return step{}, fmt.Errorf("run %s: pipe: %w", name, err)
 		}
-		st.r, st.w, st.log = r, w, log
+		streams[i] = &stream{r: r, w: w, capture: c, log: log}
 	}
 
-	argv := s.Argv
 	var box sandbox.Status
 	if s.Sandbox != nil {
 		// The command is resolved here, as exec.Command would, so a missing
@@ -163,11 +234,11 @@ func Run(ctx context.Context, s Spec) (Result, error) {
 		path, err := resolve(s.Dir, argv[0])
 		if err != nil {
 			closeStreams(streams)
-			return Result{}, fmt.Errorf("run %s: %w: %w", s.Argv[0], ErrNotStarted, err)
+			return step{}, fmt.Errorf("run %s: %w: %w", name, ErrNotStarted, err)
 		}
-		argv, box = sandbox.Command(*s.Sandbox, append([]string{path}, argv[1:]...))
-		if !box.Active() {
-			argv = s.Argv
+		boxed, st := sandbox.Command(*s.Sandbox, append([]string{path}, argv[1:]...))
+		if box = st; box.Active() {
+			argv = boxed
 		}
 	}
 	newCmd := func() *exec.Cmd {
@@ -184,12 +255,6 @@ func Run(ctx context.Context, s Spec) (Result, error) {
 	cmd := newCmd()
 	rec := setRunAttrs(cmd, s.noCgroup)
 
-	runCtx, cancel := context.WithCancel(ctx)
-	if s.Timeout > 0 {
-		runCtx, cancel = context.WithTimeout(ctx, s.Timeout)
-	}
-	defer cancel()
-
 	start := time.Now()
 	beginStart()
 	err := cmd.Start()
@@ -204,7 +269,7 @@ func Run(ctx context.Context, s Spec) (Result, error) {
 	if err != nil {
 		endStart()
 		closeStreams(streams)
-		return Result{}, fmt.Errorf("run %s: %w: %w", s.Argv[0], ErrNotStarted, err)
+		return step{}, fmt.Errorf("run %s: %w: %w", name, ErrNotStarted, err)
 	}
 	rec.started(cmd.Process.Pid)
 	endStart()
@@ -225,7 +290,7 @@ func Run(ctx context.Context, s Spec) (Result, error) {
 		ended = true
 		waitErr = terminate(cmd.Process, waitCh, grace)
 	}
-	res := Result{Duration: time.Since(start), Containment: rec.mechanism(), Sandbox: box}
+	res := step{Result: Result{Duration: time.Since(start), Containment: rec.mechanism(), Sandbox: box}, ended: ended}
 	// Background members of the group (a server a test forgot, a sleeping
 	// grandchild) and processes that left it (a daemon that called setsid)
 	// would keep the pipes open and outlive the run.
@@ -236,23 +301,9 @@ func Run(ctx context.Context, s Spec) (Result, error) {
 
 	res.ExitCode = cmd.ProcessState.ExitCode()
 	res.Signal = exitSignal(cmd.ProcessState)
-	res.Stdout = streams[0].capture.Capture()
-	if len(streams) > 1 {
-		res.Stderr = streams[1].capture.Capture()
-	}
-	if log != nil {
-		res.LogBytes, res.LogDropped, res.LogErr = log.finish()
-	}
 	var exitErr *exec.ExitError
 	if waitErr != nil && !errors.As(waitErr, &exitErr) {
-		return res, fmt.Errorf("run %s: wait: %w", s.Argv[0], waitErr)
-	}
-	if ended {
-		if err := ctx.Err(); err != nil {
-			res.Cancelled = true
-			return res, fmt.Errorf("run %s: %w", s.Argv[0], err)
-		}
-		res.TimedOut = true
+		return res, fmt.Errorf("run %s: wait: %w", name, waitErr)
 	}
 	return res, nil
 }

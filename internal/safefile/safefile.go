@@ -50,7 +50,7 @@ func ReadFile(root *os.Root, name string, limit int64) ([]byte, error) {
 	if limit > 0 {
 		r = io.LimitReader(f, limit+1)
 	}
-	data, err := io.ReadAll(r)
+	data, err := readAll(r, fi.Size())
 	if err != nil {
 		return nil, err
 	}
@@ -58,6 +58,31 @@ func ReadFile(root *os.Root, name string, limit int64) ([]byte, error) {
 		return nil, fmt.Errorf("%s: grew over the %d-byte limit while read", name, limit)
 	}
 	return data, nil
+}
+
+// readAll is io.ReadAll into a buffer of the size the file had when it was
+// opened (and one byte more, to see the end without growing): io.ReadAll
+// starts small and doubles, which for a file of megabytes allocates and
+// copies about twice its size and leaves a buffer up to twice as large.
+// A file that grew since is still read whole.
+func readAll(r io.Reader, size int64) ([]byte, error) {
+	if size < 0 || size > 1<<30 {
+		size = 0 // (a size we would not trust: let the buffer grow)
+	}
+	b := make([]byte, 0, size+1)
+	for {
+		n, err := r.Read(b[len(b):cap(b)])
+		b = b[:len(b)+n]
+		if err != nil {
+			if err == io.EOF {
+				return b, nil
+			}
+			return b, err
+		}
+		if len(b) == cap(b) {
+			b = append(b, 0)[:len(b)] // grow
+		}
+	}
 }
 
 // ReadPath reads the file at an absolute or relative OS path: its directory

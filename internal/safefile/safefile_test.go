@@ -3,12 +3,14 @@
 package safefile
 
 import (
+	"bytes"
 	"errors"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"syscall"
 	"testing"
+	"testing/iotest"
 	"time"
 )
 
@@ -83,4 +85,26 @@ func TestOpenRefusesWithoutBlocking(t *testing.T) {
 			t.Errorf("ReadDir(sub) = %v, %v", ents, err)
 		}
 	})
+}
+
+// TestReadAllSizes: readAll returns exactly what the reader gives, whether
+// the file is as large as its stat said, smaller (it shrank), larger (it
+// grew) or of an unknown size, and keeps the reader's error.
+func TestReadAllSizes(t *testing.T) {
+	t.Parallel()
+	data := bytes.Repeat([]byte("0123456789abcdef"), 4099) // not a power of two
+	for _, size := range []int64{int64(len(data)), 0, 10, int64(len(data)) - 1, int64(len(data)) + 7, -1, 1 << 40} {
+		got, err := readAll(iotest.OneByteReader(bytes.NewReader(data[:1000])), size)
+		if err != nil || !bytes.Equal(got, data[:1000]) {
+			t.Errorf("size %d, one byte at a time: %d bytes, %v", size, len(got), err)
+		}
+		got, err = readAll(bytes.NewReader(data), size)
+		if err != nil || !bytes.Equal(got, data) {
+			t.Errorf("size %d: %d bytes, %v", size, len(got), err)
+		}
+	}
+	boom := errors.New("boom")
+	if _, err := readAll(iotest.ErrReader(boom), 10); !errors.Is(err, boom) {
+		t.Errorf("error %v, want boom", err)
+	}
 }

@@ -47,6 +47,9 @@ type Invocation struct {
 
 	runner Runner
 	prefix int
+	// parts are a suite's invocations, run in turn (see Steps); nil for
+	// one command.
+	parts []*Invocation
 }
 
 // Argv validates sel and maps it onto the command in the given output
@@ -57,6 +60,9 @@ type Invocation struct {
 // argv plain, and Invocation.Form says so. ws checks the selection's paths;
 // it may be nil when sel is empty.
 func (c *Command) Argv(ws Workspace, sel Selection, form Form) (*Invocation, error) {
+	if len(c.parts) > 0 {
+		return c.suiteArgv(ws, sel, form)
+	}
 	argv, notes, err := c.narrow(ws, sel)
 	if err != nil {
 		return nil, err
@@ -73,11 +79,11 @@ func (c *Command) Argv(ws Workspace, sel Selection, form Form) (*Invocation, err
 	}
 	switch form {
 	case GoJSON:
-		if alt, ok := goTestJSON(argv); ok {
+		if alt, ok := goTestJSON(argv, c.prefix); ok {
 			inv.Argv, inv.Form = alt, GoJSON
 		}
 	case Verbose:
-		if alt, ok := goTestVerbose(argv); ok {
+		if alt, ok := goTestVerbose(argv, c.prefix); ok {
 			inv.Argv, inv.Form = alt, Verbose
 		}
 	}
@@ -89,9 +95,9 @@ func (c *Command) Argv(ws Workspace, sel Selection, form Form) (*Invocation, err
 // a flag conflicts (-c, -o, -n, -bench, -fuzz, -list, -benchmem, -v with a
 // value such as test2json, -json=false), also when passed to the test
 // binary after -args.
-func goTestJSON(argv []string) ([]string, bool) {
+func goTestJSON(argv []string, prefix int) ([]string, bool) {
 	has := false
-	for _, a := range argv[2:] {
+	for _, a := range argv[prefix:] {
 		if !strings.HasPrefix(a, "-") {
 			continue
 		}
@@ -114,14 +120,14 @@ func goTestJSON(argv []string) ([]string, bool) {
 	if has {
 		return slices.Clone(argv), true
 	}
-	return slices.Concat(argv[:2], []string{"-json"}, argv[2:]), true
+	return slices.Concat(argv[:prefix], []string{"-json"}, argv[prefix:]), true
 }
 
 // goTestVerbose returns a go test argv whose output names each test that
-// passed: -v added after "go test", or the argv as is when it has -v or
+// passed: -v added after "go test" (argv[:prefix]), or the argv as is when it has -v or
 // -json already (before -args). -v=false and the like make it false.
-func goTestVerbose(argv []string) ([]string, bool) {
-	for _, a := range argv[2:] {
+func goTestVerbose(argv []string, prefix int) ([]string, bool) {
+	for _, a := range argv[prefix:] {
 		if a == "-args" || a == "--args" {
 			break
 		}
@@ -133,7 +139,7 @@ func goTestVerbose(argv []string) ([]string, bool) {
 			return nil, false
 		}
 	}
-	return slices.Concat(argv[:2], []string{"-v"}, argv[2:]), true
+	return slices.Concat(argv[:prefix], []string{"-v"}, argv[prefix:]), true
 }
 
 // NotPassed answers "did the selected tests really pass?" from the run's

@@ -60,7 +60,11 @@ func (c *Command) narrow(ws Workspace, sel Selection) (argv, notes []string, err
 	}
 	tests, packages := slices.Clone(sel.Tests), slices.Clone(sel.Packages)
 	if c.shell {
-		return nil, nil, fmt.Errorf("%w: the test command %q uses shell syntax, so it cannot be narrowed; call run_test with no arguments to run it in full", ErrNarrowing, c.line)
+		advice := ""
+		if c.advice != "" {
+			advice = " (to the maintainer: " + c.advice + ")"
+		}
+		return nil, nil, fmt.Errorf("%w: the test command %q uses shell syntax, so it cannot be narrowed; call run_test with no arguments to run it in full%s", ErrNarrowing, c.line, advice)
 	}
 	if c.runner == Unknown {
 		return nil, nil, fmt.Errorf("%w: narrowing is supported for %s; the test command %q is none of them, so call run_test with no arguments to run it in full", ErrNarrowing, supportedRunners, c.line)

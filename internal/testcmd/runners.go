@@ -70,10 +70,16 @@ func (c *Command) goArgv(ws Workspace, tests, packages []string) (argv, notes []
 	if len(packages) > 0 {
 		for _, p := range packages {
 			gp, err := goPackage(ws, p)
+			if err == nil && c.dir != "" {
+				gp, err = c.inGoDir(gp, p)
+			}
 			if err != nil {
 				return nil, nil, err
 			}
 			argv = append(argv, gp)
+		}
+		if c.dir != "" && c.dir != "." {
+			notes = append(notes, fmt.Sprintf("packages are given to go relative to %s, the directory the command's -C flag runs it in", quoteName(c.dir)))
 		}
 	} else {
 		argv = append(argv, positional...)
@@ -152,6 +158,28 @@ func goPackage(ws Workspace, p string) (string, error) {
 		return p, nil
 	}
 	return "./" + p, nil
+}
+
+// inGoDir turns gp, a go package argument relative to the workspace root
+// ("./x", "./x/...", ".", "./..."), into the same relative to the
+// directory of the command's -C flag, which go runs in. "./..." (every
+// package) stays every package of that directory's module; a package
+// outside the directory is refused: go would not find it there.
+func (c *Command) inGoDir(gp, asked string) (string, error) {
+	if c.dirErr != nil {
+		return "", fmt.Errorf("%q cannot be given to this test command: %w; narrow by test names only", asked, c.dirErr)
+	}
+	if c.dir == "." || gp == "./..." {
+		return gp, nil
+	}
+	rel := strings.TrimPrefix(gp, "./")
+	if rel == c.dir {
+		return ".", nil
+	}
+	if rest, ok := strings.CutPrefix(rel, c.dir+"/"); ok {
+		return "./" + rest, nil
+	}
+	return "", fmt.Errorf("%q is outside %s, the directory the test command runs go test in (go -C %s): its packages are the only ones it can run; give a package under %s/ (for example ./%s/...)", asked, quoteName(c.dir), quoteName(c.dir), quoteName(c.dir), quoteName(c.dir))
 }
 
 var (

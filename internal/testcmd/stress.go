@@ -115,6 +115,9 @@ func (inv *Invocation) Stress(s Stress) (*Invocation, error) {
 	if s.IsZero() {
 		return inv, nil
 	}
+	if len(inv.parts) > 0 {
+		return inv.mapParts(func(p *Invocation) (*Invocation, error) { return p.Stress(s) })
+	}
 	if inv.runner != Go {
 		return nil, fmt.Errorf("stress (-count, -race, -shuffle, -cpu) for %s: %w", inv.runner, ErrUnsupported)
 	}

@@ -58,6 +58,10 @@ const (
 // narrowing and Stress (a Stress Count stays as the run's -count). It is
 // idempotent.
 func (inv *Invocation) Uncached() *Invocation {
+	if len(inv.parts) > 0 {
+		out, _ := inv.mapParts(func(p *Invocation) (*Invocation, error) { return p.Uncached(), nil })
+		return out
+	}
 	out := *inv
 	out.Argv = slices.Clone(inv.Argv)
 	out.Notes = slices.Clone(inv.Notes)
