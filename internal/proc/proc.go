@@ -155,25 +155,29 @@ func Run(ctx context.Context, s Spec) (Result, error) {
 		st.r, st.w, st.log = r, w, log
 	}
 
-	argv := s.Argv
-	var box sandbox.Status
+	launch := sandbox.Launch{Argv: s.Argv, Env: s.Env}
 	if s.Sandbox != nil {
 		// The command is resolved here, as exec.Command would, so a missing
 		// program is still ErrNotStarted and not a wrapper's exit status.
-		path, err := resolve(s.Dir, argv[0])
+		path, err := resolve(s.Dir, s.Argv[0])
 		if err != nil {
 			closeStreams(streams)
 			return Result{}, fmt.Errorf("run %s: %w: %w", s.Argv[0], ErrNotStarted, err)
 		}
-		argv, box = sandbox.Command(*s.Sandbox, append([]string{path}, argv[1:]...))
-		if !box.Active() {
-			argv = s.Argv
+		p := *s.Sandbox
+		if p.Dir == "" {
+			p.Dir = s.Dir
+		}
+		launch = sandbox.Prepare(p, append([]string{path}, s.Argv[1:]...), s.Env)
+		if !launch.Status.Active() {
+			launch.Argv, launch.Env = s.Argv, s.Env
 		}
 	}
+	argv := launch.Argv
 	newCmd := func() *exec.Cmd {
 		cmd := exec.Command(argv[0], argv[1:]...)
 		cmd.Dir = s.Dir
-		cmd.Env = s.Env
+		cmd.Env = launch.Env
 		if cmd.Env == nil {
 			cmd.Env = []string{}
 		}
@@ -183,6 +187,7 @@ func Run(ctx context.Context, s Spec) (Result, error) {
 	}
 	cmd := newCmd()
 	rec := setRunAttrs(cmd, s.noCgroup)
+	launch.SetAttrs(cmd.SysProcAttr)
 
 	runCtx, cancel := context.WithCancel(ctx)
 	if s.Timeout > 0 {
@@ -225,7 +230,10 @@ func Run(ctx context.Context, s Spec) (Result, error) {
 		ended = true
 		waitErr = terminate(cmd.Process, waitCh, grace)
 	}
-	res := Result{Duration: time.Since(start), Containment: rec.mechanism(), Sandbox: box}
+	res := Result{Duration: time.Since(start), Containment: rec.mechanism()}
+	if s.Sandbox != nil {
+		res.Sandbox = launch.Status
+	}
 	// Background members of the group (a server a test forgot, a sleeping
 	// grandchild) and processes that left it (a daemon that called setsid)
 	// would keep the pipes open and outlive the run.
