@@ -422,7 +422,7 @@ func Cleanup() {
 // nobodyEnv adapts env for a command run as nobody: its build caches in
 // the sandbox home, and the harness's Go module cache, when nobody cannot
 // reach it (under root's 0700 home), bound read-only where it can.
-func nobodyEnv(env []string, canMount bool) ([]string, []Mask, []string) {
+func nobodyEnv(env []string, canMount bool) ([]string, []Bind, []string) {
 	home := sandboxHome()
 	if home == "" {
 		return env, nil, []string{"no cache directory for uid 65534: builds may fail"}
@@ -433,13 +433,13 @@ func nobodyEnv(env []string, canMount bool) ([]string, []Mask, []string) {
 	if t := lastEnv(env, "TMPDIR"); t != "" && !reachable(t, true) {
 		env = setEnv(env, "TMPDIR", os.TempDir())
 	}
-	var binds []Mask
+	var binds []Bind
 	var notes []string
 	if mc := GoModCache(env); mc != "" && !reachable(mc, false) {
 		if _, err := os.Stat(mc); err == nil {
 			if canMount {
 				target := filepath.Join(home, "gomod")
-				binds = append(binds, Mask{Source: mc, Target: target})
+				binds = append(binds, Bind{Source: mc, Target: target})
 				env = setEnv(env, "GOMODCACHE", target)
 			} else {
 				notes = append(notes, "the Go module cache "+mc+" is not readable by uid 65534")

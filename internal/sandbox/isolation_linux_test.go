@@ -47,10 +47,7 @@ func newScene(t *testing.T, sudo bool) *scene {
 	if err := os.WriteFile(s.config, []byte("[http \"https://github.com/\"]\n\textraheader = "+persisted+"\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	s.mask = sandbox.Mask{Target: s.config, Source: filepath.Join(r.Dir, "config.masked")}
-	if err := os.WriteFile(s.mask.Source, []byte("[core]\n\tbare = false\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	s.mask = sandbox.Mask{Target: s.config, Content: "[core]\n\tbare = false\n"}
 	return s
 }
 
@@ -126,6 +123,10 @@ func TestHostedRunnerLayoutWithSudo(t *testing.T) {
 			t.Errorf("status %q lacks %q", status, want)
 		}
 	}
+	// The config is there, without the credential.
+	if res := s.run(t, s.spec(sandbox.Access{}), "read", s.config, "bare = false"); !res.OK {
+		t.Errorf("the masked config: %s", res.Out)
+	}
 	// Test code keeps its user (the workspace is its own) and nothing else.
 	res := s.run(t, s.spec(sandbox.Access{}), "id")
 	if want := fmt.Sprintf("uid=%d gid=65534 groups=[]", s.r.UID); !res.OK || !strings.Contains(res.Out, want) {
@@ -177,6 +178,9 @@ func TestRunnerLayoutWithoutSudo(t *testing.T) {
 		if !strings.Contains(probe.Status, want) {
 			t.Errorf("status %q lacks %q", probe.Status, want)
 		}
+	}
+	if res := s.run(t, s.spec(sandbox.Access{}), "read", s.config, "bare = false"); !res.OK {
+		t.Errorf("the masked config: %s", res.Out)
 	}
 	if res := s.run(t, s.spec(sandbox.Access{Sockets: []string{s.r.Socket}}), attacks["docker socket"]...); !res.OK {
 		t.Errorf("docker socket with test-socket: %s (%s)", res.Out, res.Status)
@@ -236,6 +240,9 @@ func TestRunnerLayoutAsRoot(t *testing.T) {
 				if !strings.Contains(status, want) {
 					t.Errorf("status %q lacks %q", status, want)
 				}
+			}
+			if out, ok, _ := run(true, c.a, c.dir, "read", s.config, "bare = false"); !ok {
+				t.Errorf("the masked config: %s", out)
 			}
 			a := c.a
 			a.Sockets = []string{s.r.Socket}

@@ -66,10 +66,13 @@ func ParseNetwork(s string) (Network, error) {
 	return "", fmt.Errorf("%q is not loopback or open", s)
 }
 
-// Mask replaces, for the sandboxed command only, the file at Target by the
-// file at Source (a credential-free copy of a git config).
+// Mask replaces, for the sandboxed command only, the file at Target by a
+// read-only file holding Content (a credential-free copy of a git
+// config). The content travels in the wrapper's arguments and is written
+// to a memory file there: no file test code could swap stands in for it.
 type Mask struct {
-	Target, Source string
+	Target  string `json:"target"`
+	Content string `json:"content"`
 }
 
 // Access is what a run may reach beyond the defaults, and what it must not

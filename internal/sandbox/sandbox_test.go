@@ -8,7 +8,7 @@ import (
 
 func TestPrepareWithoutLauncherIsUnchanged(t *testing.T) {
 	argv, env := []string{"go", "test", "./..."}, []string{"A=1"}
-	l := Prepare(Policy{Access: Access{Masks: []Mask{{"/a", "/b"}}}}, argv, env)
+	l := Prepare(Policy{Access: Access{Masks: []Mask{{"/a", "[core]"}}}}, argv, env)
 	if !slices.Equal(l.Argv, argv) || !slices.Equal(l.Env, env) || l.Status.Active() {
 		t.Fatalf("Prepare = %q %q, %+v", l.Argv, l.Env, l.Status)
 	}
@@ -21,7 +21,7 @@ func TestPrepareWithoutLauncherIsUnchanged(t *testing.T) {
 
 func TestWrapperArgsRoundTrip(t *testing.T) {
 	cfg := wrapperConfig{Writable: []string{"/ws", "-w", "/tmp"}, Net: true, SetID: true, UID: 1001, GID: 65534,
-		Masks: []Mask{{Target: "/ws/.git/config", Source: "/tmp/x"}}, SetEnv: true, Env: []string{"A=--"}}
+		Masks: []Mask{{Target: "/ws/.git/config", Content: "[core]\n"}}, SetEnv: true, Env: []string{"A=--"}}
 	argv := []string{"go", "test", "--", "-w"}
 	wrapped := wrapperArgv("/bin/launcher", cfg, argv)
 	if wrapped[0] != "/bin/launcher" || wrapped[1] != wrapperArg {

@@ -24,7 +24,7 @@ type wrapperConfig struct {
 	// the command's own, whose mounts never propagate back.
 	Masks []Mask   `json:"masks,omitempty"`
 	Hide  []string `json:"hide,omitempty"`
-	Binds []Mask   `json:"binds,omitempty"`
+	Binds []Bind   `json:"binds,omitempty"`
 	// SetID: set the supplementary groups to Groups, the gid to GID and
 	// the uid to UID (0 keeps uid 0 and drops every capability).
 	SetID  bool  `json:"set_id,omitempty"`
@@ -37,6 +37,12 @@ type wrapperConfig struct {
 	// Probe: set everything up, print a probeReport, exit 0 without a
 	// command.
 	Probe bool `json:"probe,omitempty"`
+}
+
+// Bind is a read-only bind mount of Source at Target.
+type Bind struct {
+	Source string `json:"source"`
+	Target string `json:"target"`
 }
 
 // probeReport is a probe's answer: "" for each step that worked, else why

@@ -136,9 +136,27 @@ func mountNS(cfg wrapperConfig) error {
 		}
 		return nil
 	}
-	for _, m := range cfg.Masks {
-		if err := bind(m.Source, m.Target); err != nil {
-			return err
+	if len(cfg.Masks) > 0 {
+		// The masks' files are written now, in a fresh directory of the
+		// wrapper's own, and unlinked once mounted (a mount keeps its
+		// file): no path test code could have swapped for a link stands in
+		// for them, and nothing is left behind.
+		dir, err := os.MkdirTemp("", "mini-agent-mask-")
+		if err != nil {
+			return fmt.Errorf("masks: %w", err)
+		}
+		defer os.RemoveAll(dir)
+		for i, m := range cfg.Masks {
+			src := fmt.Sprintf("%s/%d", dir, i)
+			if err := os.WriteFile(src, []byte(m.Content), 0o644); err != nil {
+				return fmt.Errorf("masks: %w", err)
+			}
+			if err := os.Chmod(src, 0o644); err != nil {
+				return fmt.Errorf("masks: %w", err)
+			}
+			if err := bind(src, m.Target); err != nil {
+				return err
+			}
 		}
 	}
 	for _, s := range cfg.Hide {
