@@ -185,7 +185,9 @@ func TestRunTestDownloadsModulesBeforeTheRunWithoutNetwork(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		t.Cleanup(func() { exec.Command("chmod", "-R", "u+w", filepath.Dir(filepath.Dir(env[len(env)-1][len("GOMODCACHE="):]))).Run() })
+		t.Cleanup(func() {
+			exec.Command("chmod", "-R", "u+w", filepath.Dir(filepath.Dir(env[len(env)-1][len("GOMODCACHE="):]))).Run()
+		})
 		return out
 	}
 	if out := run(false); out.ExitCode == 0 || !strings.Contains(out.Output, "example.com/dep") {
