@@ -177,17 +177,15 @@ func TestRunTestDownloadsModulesBeforeTheRunWithoutNetwork(t *testing.T) {
 	}
 	run := func(prefetch bool) RunOutcome {
 		dir := newModule()
-		// A module cache of the test's own: the dependency is not in it.
-		env := append(os.Environ(), "GOPROXY="+proxy, "GOSUMDB=off", "GOFLAGS=-mod=mod", "GOTOOLCHAIN=local",
+		// A module cache of the test's own (writable, so the test's
+		// cleanup removes it): the dependency is not in it.
+		env := append(os.Environ(), "GOPROXY="+proxy, "GOSUMDB=off", "GOFLAGS=-mod=mod -modcacherw", "GOTOOLCHAIN=local",
 			"GOMODCACHE="+filepath.Join(t.TempDir(), "mod"))
 		rt := NewRunTest(openWS(t, dir), RunTestConfig{Command: mustParse(t, "go test ./..."), Env: env, PrefetchModules: prefetch})
 		out, err := rt.Run(t.Context(), testcmd.Selection{}, testcmd.Plain)
 		if err != nil {
 			t.Fatal(err)
 		}
-		t.Cleanup(func() {
-			exec.Command("chmod", "-R", "u+w", filepath.Dir(filepath.Dir(env[len(env)-1][len("GOMODCACHE="):]))).Run()
-		})
 		return out
 	}
 	if out := run(false); out.ExitCode == 0 || !strings.Contains(out.Output, "example.com/dep") {
