@@ -72,10 +72,10 @@ func (r *RunTest) access(ctx context.Context) sandbox.Access {
 	return a
 }
 
-// Isolated reports whether runs are meant to have no network: the sandbox
-// is on and the network is not opened.
+// isolated reports whether runs are meant to have no network: the sandbox
+// is on (and this program can launch it) and the network is not opened.
 func (c RunTestConfig) isolated() bool {
-	return !c.NoSandbox && c.Access.Network != sandbox.NetworkOpen
+	return !c.NoSandbox && c.Access.Network != sandbox.NetworkOpen && sandbox.Launcher() != ""
 }
 
 var (

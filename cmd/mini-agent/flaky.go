@@ -41,7 +41,7 @@ type flakyFlags struct {
 var flakyJobFlags = []string{"workdir", "test-command", "test-timeout", "instructions",
 	"provider", "model", "base-url", "script",
 	"max-steps", "max-tokens", "max-cost-usd", "price-in", "price-out", "timeout",
-	"protected", "secret-env", "test-env", "test-writable", "no-sandbox",
+	"protected", "secret-env", "test-env", "test-writable", "test-network", "test-socket", "no-sandbox",
 	"trace", "bundle", "summary"}
 
 func flakyCommand() (*command, *flakyFlags) {
@@ -67,7 +67,7 @@ func flakyCommand() (*command, *flakyFlags) {
 			{"Fix (--fix)", []string{"fix", "instructions"}},
 			{"Model", []string{"provider", "model", "base-url", "script"}},
 			{"Budgets of the agent (with --fix)", []string{"max-steps", "max-tokens", "max-cost-usd", "price-in", "price-out", "timeout"}},
-			{"Safety", []string{"protected", "secret-env", "test-env", "test-writable", "no-sandbox"}},
+			{"Safety", []string{"protected", "secret-env", "test-env", "test-writable", "test-network", "test-socket", "no-sandbox"}},
 			{"Output", []string{"json", "trace", "bundle", "summary"}},
 		},
 		required: []string{"test-command"},
@@ -168,7 +168,7 @@ func runFlaky(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		Workdir: job.Workdir, Command: cmd, Tests: splitList(f.tests),
 		MaxRuns: f.maxRuns, MaxTime: time.Duration(f.maxMinutes * float64(time.Minute)), Seed: f.seed,
 		RunTimeout: job.TestTimeout, EnvAllow: job.TestEnv, SecretNames: job.SecretNames,
-		WritableDirs: job.TestWritable, NoSandbox: job.NoSandbox, Progress: stderr, KeepFailureLog: f.fix,
+		WritableDirs: job.TestWritable, NoSandbox: job.NoSandbox, Access: job.TestAccess(), Progress: stderr, KeepFailureLog: f.fix,
 	}
 	// With --tests, an order-dependent test never fails alone: Examine
 	// runs the whole suite when none of the tests failed alone.

@@ -139,7 +139,8 @@ func (c *console) plan(p *prepared, ws, tmp string) (plan, error) {
 		// when the tests pass (a review comment, not a red build).
 		ChangeRequested: p.job.Iterate,
 		TestCommand:     first(in.TestCommand, d.TestCommand), Protected: p.cfg.ProtectedPaths(), SecretNames: secretInputEnv,
-		TestEnv: p.cfg.TestEnv, TestWritable: p.cfg.TestWritable, TestTimeout: 10 * time.Minute, Version: c.env.Version,
+		TestEnv: p.cfg.TestEnv, TestWritable: p.cfg.TestWritable, TestNetwork: in.TestNetwork, TestSockets: in.TestSockets,
+		TestTimeout: 10 * time.Minute, Version: c.env.Version,
 		TracePath: filepath.Join(tmp, "trace.jsonl"), BundlePath: filepath.Join(tmp, "bundle.json")}
 	environ := proc.WithoutCommandFiles(c.env.environ())
 	if in.Token != "" {
