@@ -154,7 +154,7 @@ type session struct {
 	cont      *containment
 	protected *protect.Set
 	redact    redact.Func
-	known     redact.Func // the known secret values only: what a change is judged by
+	known     redact.Func    // the known secret values only: what a change is judged by
 	credKeys  []string       // the keys of the credentials the checkout's git config persists
 	credMasks []sandbox.Mask // its config files without them, for test code
 	b         *bundle.Bundle
