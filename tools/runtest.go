@@ -306,6 +306,7 @@ func (r *RunTest) run(ctx context.Context, inv *testcmd.Invocation) (RunOutcome,
 	if env == nil {
 		env = os.Environ()
 	}
+	harnessEnv := env
 	env = proc.AllowEnv(env, r.cfg.EnvAllow, r.cfg.SecretNames)
 	var prefetched string
 	r.iso.prefetch.Do(func() { prefetched = r.prefetchModules(ctx, env) })
@@ -318,7 +319,7 @@ func (r *RunTest) run(ctx context.Context, inv *testcmd.Invocation) (RunOutcome,
 		LogPath:     logPath,
 	}
 	if !r.cfg.NoSandbox {
-		spec.Sandbox = &sandbox.Policy{Launcher: sandbox.Launcher(), Dir: r.ws.Dir(), Writable: r.writable(env), Access: r.access(ctx)}
+		spec.Sandbox = &sandbox.Policy{Launcher: sandbox.Launcher(), Dir: r.ws.Dir(), Writable: r.writable(env), Access: r.access(ctx, harnessEnv)}
 	}
 	res, runErr := proc.Run(ctx, spec)
 	if errors.Is(runErr, proc.ErrNotStarted) {

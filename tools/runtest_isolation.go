@@ -61,10 +61,38 @@ type isolation struct {
 	note     string // what the prefetch did wrong, for the first run's notes
 }
 
+// commandFileVars name the runner's file-command files: a step appends to
+// them to set the environment, PATH, outputs and state of the steps after
+// it.
+var commandFileVars = []string{"GITHUB_ENV", "GITHUB_PATH", "GITHUB_OUTPUT", "GITHUB_STATE", "GITHUB_STEP_SUMMARY"}
+
+// commandFileDirs are the directories of the runner's file-command files
+// env names, and RUNNER_TEMP's _runner_file_commands (where the runner
+// keeps them; the action drops the variables but not RUNNER_TEMP).
+func commandFileDirs(env []string) []string {
+	var out []string
+	add := func(d string) {
+		if filepath.IsAbs(d) && !slices.Contains(out, filepath.Clean(d)) {
+			out = append(out, filepath.Clean(d))
+		}
+	}
+	for _, v := range commandFileVars {
+		if p := lastEnv(env, v); p != "" {
+			add(filepath.Dir(p))
+		}
+	}
+	if t := lastEnv(env, "RUNNER_TEMP"); t != "" {
+		add(filepath.Join(t, "_runner_file_commands"))
+	}
+	return out
+}
+
 // access is the sandbox access of a run: the configured one, with the
-// masks of the workspace's own persisted credentials.
-func (r *RunTest) access(ctx context.Context) sandbox.Access {
+// masks of the workspace's own persisted credentials and the runner's
+// file-command directories read-only.
+func (r *RunTest) access(ctx context.Context, env []string) sandbox.Access {
 	a := r.cfg.Access
+	a.ReadOnly = append(slices.Clone(a.ReadOnly), commandFileDirs(env)...)
 	r.iso.once.Do(func() {
 		r.iso.masks, _, r.iso.maskErr = CredentialMasks(ctx, r.ws.Dir())
 	})

@@ -261,6 +261,22 @@ func Prepare(p Policy, argv, env []string) Launch {
 	if len(cfg.Binds) > 0 && !mountOK {
 		cfg.Binds = nil
 	}
+	var ro []string
+	for _, d := range p.ReadOnly {
+		if fi, err := os.Stat(d); err == nil && fi.IsDir() && !slices.Contains(ro, d) {
+			ro = append(ro, d)
+		}
+	}
+	if len(ro) > 0 {
+		if mountOK {
+			for _, d := range ro {
+				cfg.Binds = append(cfg.Binds, Bind{Source: d, Target: d})
+			}
+			st.ReadOnly = len(ro)
+		} else {
+			st.ReadOnlyReason = "no mount namespace: " + mountWhy
+		}
+	}
 
 	out := Launch{Status: st, Env: env}
 	switch pr.via {

@@ -123,6 +123,21 @@ func TestHostedRunnerLayoutWithSudo(t *testing.T) {
 			t.Errorf("status %q lacks %q", status, want)
 		}
 	}
+	// RUNNER_TEMP in a place Landlock lets test code write to (the temp
+	// dir): the file-command directory is read-only all the same.
+	loose := s.spec(sandbox.Access{})
+	loose.Writable = append(loose.Writable, s.r.RunnerTemp)
+	if res := s.run(t, loose, attacks["runner file command"]...); !res.OK {
+		t.Fatalf("control: with RUNNER_TEMP writable the env file should be writable: %s", res.Out)
+	}
+	os.WriteFile(s.r.EnvFile, nil, 0o644)
+	loose.Access.ReadOnly = []string{filepath.Dir(s.r.EnvFile)}
+	if res := s.run(t, loose, attacks["runner file command"]...); res.OK || !strings.Contains(res.Status, "runner file commands read-only") {
+		t.Errorf("the env file was written through a read-only file-command directory: %s (%s)", res.Out, res.Status)
+	}
+	if data, _ := os.ReadFile(s.r.EnvFile); len(data) != 0 {
+		t.Errorf("the runner's env file was written: %q", data)
+	}
 	// The config is there, without the credential.
 	if res := s.run(t, s.spec(sandbox.Access{}), "read", s.config, "bare = false"); !res.OK {
 		t.Errorf("the masked config: %s", res.Out)

@@ -86,6 +86,11 @@ type Access struct {
 	Sockets []string
 	// Masks hide files from the command (persisted checkout credentials).
 	Masks []Mask
+	// ReadOnly are directories the command must not write in although they
+	// may lie in a writable place (the runner's file-command files, by
+	// which a step sets the environment of the next ones: RUNNER_TEMP may
+	// be in the temp dir): made read-only in its mount namespace.
+	ReadOnly []string
 	// HandOver: the command's workspace is a directory the harness made
 	// for these runs (a clean checkout). Where mini-agent runs as root,
 	// the command then runs as an unprivileged user the workspace is given
@@ -151,6 +156,10 @@ type Status struct {
 	// masks were not applied, when they were not.
 	Masked     int
 	MaskReason string
+	// ReadOnly counts the Access.ReadOnly directories made read-only;
+	// ReadOnlyReason says why not, when not.
+	ReadOnly       int
+	ReadOnlyReason string
 	// SocketNotes say which opted-in sockets stay out of reach, and why.
 	SocketNotes []string
 }
@@ -209,6 +218,12 @@ func (s Status) String() string {
 	parts = append(parts, s.SocketNotes...)
 	if s.NoNewPrivs {
 		parts = append(parts, "no new privileges (no sudo)")
+	}
+	switch {
+	case s.ReadOnly > 0:
+		parts = append(parts, "runner file commands read-only")
+	case s.ReadOnlyReason != "":
+		parts = append(parts, "runner file commands writable where Landlock allows: "+s.ReadOnlyReason)
 	}
 	switch {
 	case s.Masked > 0:

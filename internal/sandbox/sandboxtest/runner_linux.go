@@ -189,7 +189,13 @@ func (r *Runner) serveDaemon(t testing.TB) {
 // Command runs Bin as the user, in the user's group and the daemon's (as
 // the runner user is in the docker group), with env.
 func (r *Runner) Command(ctx context.Context, env []string, args ...string) *exec.Cmd {
-	cmd := exec.CommandContext(ctx, r.Bin, args...)
+	return r.CommandOf(ctx, env, r.Bin, args...)
+}
+
+// CommandOf runs prog (a path the user can execute) as the user, like
+// Command.
+func (r *Runner) CommandOf(ctx context.Context, env []string, prog string, args ...string) *exec.Cmd {
+	cmd := exec.CommandContext(ctx, prog, args...)
 	cmd.Env = env
 	cmd.Dir = r.Dir
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Credential: &syscall.Credential{
