@@ -51,14 +51,13 @@ func CredentialMasks(ctx context.Context, dir string) (masks []sandbox.Mask, key
 }
 
 // isolation is what the runs of one RunTest share: the workspace's own
-// credential masks and whether its dependencies were fetched, each found
+// credential masks and whether its dependencies were fetched, each done
 // once, at the first run.
 type isolation struct {
 	once     sync.Once
 	masks    []sandbox.Mask
 	maskErr  error
 	prefetch sync.Once
-	note     string // what the prefetch did wrong, for the first run's notes
 }
 
 // commandFileVars name the runner's file-command files: a step appends to
