@@ -308,8 +308,7 @@ func (r *RunTest) run(ctx context.Context, inv *testcmd.Invocation) (RunOutcome,
 	}
 	harnessEnv := env
 	env = proc.AllowEnv(env, r.cfg.EnvAllow, r.cfg.SecretNames)
-	var prefetched string
-	r.iso.prefetch.Do(func() { prefetched = r.prefetchModules(ctx, env) })
+	first := r.firstRun(ctx, env)
 	spec := proc.Spec{
 		Dir:         r.ws.Dir(),
 		Argv:        argv,
@@ -319,7 +318,7 @@ func (r *RunTest) run(ctx context.Context, inv *testcmd.Invocation) (RunOutcome,
 		LogPath:     logPath,
 	}
 	if !r.cfg.NoSandbox {
-		spec.Sandbox = &sandbox.Policy{Launcher: sandbox.Launcher(), Dir: r.ws.Dir(), Writable: r.writable(env), Access: r.access(ctx, harnessEnv)}
+		spec.Sandbox = &sandbox.Policy{Launcher: sandbox.Launcher(), Dir: r.ws.Dir(), Writable: r.writable(env), Access: r.access(harnessEnv)}
 	}
 	res, runErr := proc.Run(ctx, spec)
 	if errors.Is(runErr, proc.ErrNotStarted) {
@@ -338,9 +337,7 @@ func (r *RunTest) run(ctx context.Context, inv *testcmd.Invocation) (RunOutcome,
 	r.hidden = res.Sandbox.Masked > 0
 	r.runs++
 	r.mu.Unlock()
-	if prefetched != "" {
-		out.Notes = append(out.Notes, prefetched)
-	}
+	out.Notes = append(out.Notes, first...)
 	if note := checkLog(logPath, res.LogErr, res.Stdout); note != "" {
 		out.Notes = append(out.Notes, note)
 		res.LogErr, res.LogDropped = nil, 0 // rewritten whole, from memory

@@ -51,13 +51,31 @@ func CredentialMasks(ctx context.Context, dir string) (masks []sandbox.Mask, key
 }
 
 // isolation is what the runs of one RunTest share: the workspace's own
-// credential masks and whether its dependencies were fetched, each done
-// once, at the first run.
+// credential masks, found once, at the first run, when its dependencies
+// are fetched too.
 type isolation struct {
-	once     sync.Once
-	masks    []sandbox.Mask
-	maskErr  error
-	prefetch sync.Once
+	once  sync.Once
+	masks []sandbox.Mask
+}
+
+// firstRun finds the workspace's credential masks and fetches its
+// dependencies, once; it returns notes for the first run's outcome.
+func (r *RunTest) firstRun(ctx context.Context, env []string) []string {
+	var notes []string
+	r.iso.once.Do(func() {
+		if r.cfg.NoSandbox {
+			return
+		}
+		masks, _, err := CredentialMasks(ctx, r.ws.Dir())
+		r.iso.masks = masks
+		if err != nil {
+			notes = append(notes, "the git config's persisted credentials could not all be masked for test code: "+oneLine(err.Error()))
+		}
+		if n := r.prefetchModules(ctx, env); n != "" {
+			notes = append(notes, n)
+		}
+	})
+	return notes
 }
 
 // commandFileVars name the runner's file-command files: a step appends to
@@ -88,13 +106,10 @@ func commandFileDirs(env []string) []string {
 
 // access is the sandbox access of a run: the configured one, with the
 // masks of the workspace's own persisted credentials and the runner's
-// file-command directories read-only.
-func (r *RunTest) access(ctx context.Context, env []string) sandbox.Access {
+// file-command directories (from env, the harness's) read-only.
+func (r *RunTest) access(env []string) sandbox.Access {
 	a := r.cfg.Access
 	a.ReadOnly = append(slices.Clone(a.ReadOnly), commandFileDirs(env)...)
-	r.iso.once.Do(func() {
-		r.iso.masks, _, r.iso.maskErr = CredentialMasks(ctx, r.ws.Dir())
-	})
 	a.Masks = append(slices.Clone(a.Masks), r.iso.masks...)
 	return a
 }
