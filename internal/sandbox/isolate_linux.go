@@ -216,14 +216,14 @@ func Prepare(p Policy, argv, env []string) Launch {
 		st.NoGroups, st.Unprivileged, st.UID = true, true, nobody
 		if err := handOver(p.Dir); err != nil {
 			// The runs still happen; writes in the workspace fail.
-			st.SocketNotes = append(st.SocketNotes, "the workspace could not be given to uid 65534: "+err.Error())
+			st.Notes = append(st.Notes, "the workspace could not be given to uid 65534: "+err.Error())
 		}
 		var notes []string
 		env, cfg.Binds, notes = nobodyEnv(env, mountOK)
-		st.SocketNotes = append(st.SocketNotes, notes...)
+		st.Notes = append(st.Notes, notes...)
 		cfg.Writable = append(slices.Clone(cfg.Writable), sandboxHome())
 		groups, notes := socketGroups(p.Sockets, nobody, nil)
-		cfg.Groups, st.SocketNotes = groups, append(st.SocketNotes, notes...)
+		cfg.Groups, st.Notes = groups, append(st.Notes, notes...)
 	case pr.via == "root":
 		// A workspace the harness does not own stays root's: test code
 		// keeps uid 0 to write in it, with no capability, no group, and
@@ -234,14 +234,14 @@ func Prepare(p Policy, argv, env []string) Launch {
 		if mountOK {
 			hide = listeningSockets(p.Sockets)
 		} else {
-			st.SocketNotes = append(st.SocketNotes, "root's unix sockets stay reachable: "+mountWhy)
+			st.Notes = append(st.Notes, "root's unix sockets stay reachable: "+mountWhy)
 		}
 	default: // sudo
 		cfg.SetID, cfg.UID, cfg.GID = true, os.Getuid(), nobody
 		st.NoGroups, st.Unprivileged, st.UID = true, true, os.Getuid()
 		mine, _ := os.Getgroups()
 		groups, notes := socketGroups(p.Sockets, os.Getuid(), append(mine, os.Getgid()))
-		cfg.Groups, st.SocketNotes = groups, append(st.SocketNotes, notes...)
+		cfg.Groups, st.Notes = groups, append(st.Notes, notes...)
 	}
 	if st.Writes && st.ABI > 0 {
 		// Measured: uid 0 with capabilities keeps reading other

@@ -160,8 +160,10 @@ type Status struct {
 	// ReadOnlyReason says why not, when not.
 	ReadOnly       int
 	ReadOnlyReason string
-	// SocketNotes say which opted-in sockets stay out of reach, and why.
-	SocketNotes []string
+	// Notes say what else did not go as asked: an opted-in socket that
+	// stays out of reach, a workspace or module cache the unprivileged
+	// user could not be given.
+	Notes []string
 }
 
 // Active reports whether the command runs through the wrapper at all.
@@ -215,7 +217,7 @@ func (s Status) String() string {
 	if s.HiddenSockets > 0 {
 		parts = append(parts, fmt.Sprintf("%d unix sockets hidden", s.HiddenSockets))
 	}
-	parts = append(parts, s.SocketNotes...)
+	parts = append(parts, s.Notes...)
 	if s.NoNewPrivs {
 		parts = append(parts, "no new privileges (no sudo)")
 	}
