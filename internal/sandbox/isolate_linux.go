@@ -223,7 +223,7 @@ func Prepare(p Policy, argv, env []string) Launch {
 		st.Notes = append(st.Notes, notes...)
 		cfg.Writable = append(slices.Clone(cfg.Writable), sandboxHome())
 		groups, notes := socketGroups(p.Sockets, nobody, nil)
-		cfg.Groups, st.Notes = groups, append(st.Notes, notes...)
+		cfg.Groups, st.SocketGroups, st.Notes = groups, groups, append(st.Notes, notes...)
 	case pr.via == "root":
 		// A workspace the harness does not own stays root's: test code
 		// keeps uid 0 to write in it, with no capability, no group, and
@@ -241,7 +241,7 @@ func Prepare(p Policy, argv, env []string) Launch {
 		st.NoGroups, st.Unprivileged, st.UID = true, true, os.Getuid()
 		mine, _ := os.Getgroups()
 		groups, notes := socketGroups(p.Sockets, os.Getuid(), append(mine, os.Getgid()))
-		cfg.Groups, st.Notes = groups, append(st.Notes, notes...)
+		cfg.Groups, st.SocketGroups, st.Notes = groups, groups, append(st.Notes, notes...)
 	}
 	if st.Writes && st.ABI > 0 {
 		// Measured: uid 0 with capabilities keeps reading other

@@ -154,8 +154,9 @@ func TestHostedRunnerLayoutWithSudo(t *testing.T) {
 			t.Errorf("%s with test-network open and test-socket: %s (%s)", name, res.Out, res.Status)
 		}
 	}
-	if res := s.run(t, open, "id"); !strings.Contains(res.Out, fmt.Sprintf("groups=[%d]", s.r.DaemonGID)) {
-		t.Errorf("identity with test-socket: %s", res.Out)
+	if res := s.run(t, open, "id"); !strings.Contains(res.Out, fmt.Sprintf("groups=[%d]", s.r.DaemonGID)) ||
+		!strings.Contains(res.Status, fmt.Sprintf("with only the groups of the opted-in sockets [%d] (via sudo)", s.r.DaemonGID)) {
+		t.Errorf("identity with test-socket: %s (%s)", res.Out, res.Status)
 	}
 }
 

@@ -147,6 +147,9 @@ type Status struct {
 	Capless        bool
 	UID            int
 	IdentityReason string
+	// SocketGroups are the groups kept for the opted-in sockets
+	// (Access.Sockets): the only supplementary groups left.
+	SocketGroups []int
 	// HiddenSockets counts the listening unix sockets hidden from the
 	// command (those it could reach only through what it kept).
 	HiddenSockets int
@@ -202,9 +205,13 @@ func (s Status) String() string {
 	} else {
 		parts = append(parts, "network: open: "+s.NetworkReason)
 	}
+	groups := "without supplementary groups"
+	if len(s.SocketGroups) > 0 {
+		groups = fmt.Sprintf("with only the groups of the opted-in sockets %v", s.SocketGroups)
+	}
 	switch {
 	case s.NoGroups && s.Unprivileged:
-		parts = append(parts, fmt.Sprintf("local services: runs as uid %d without supplementary groups%s", s.UID, via))
+		parts = append(parts, fmt.Sprintf("local services: runs as uid %d %s%s", s.UID, groups, via))
 	case s.Capless:
 		p := fmt.Sprintf("local services: runs as uid 0 without capabilities or supplementary groups%s", via)
 		if s.IdentityReason != "" {
