@@ -38,6 +38,7 @@ func TestMain(m *testing.M) {
 		os.Exit(helper(os.Args[1:]))
 	}
 	code := m.Run()
+	sandbox.Cleanup()
 	if exePath != "" {
 		os.RemoveAll(filepath.Dir(exePath))
 	}
