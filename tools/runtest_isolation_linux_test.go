@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -111,33 +112,18 @@ func TestRunTestNetworkIsLoopbackOnlyByDefault(t *testing.T) {
 	}
 }
 
-// moduleProxy serves one module, example.com/dep v1.0.0, by the GOPROXY
-// protocol on loopback: the harness reaches it, test code in its own
-// network namespace does not.
-func moduleProxy(t *testing.T) string {
-	var zbuf bytes.Buffer
-	zw := zip.NewWriter(&zbuf)
-	for name, body := range map[string]string{
-		"example.com/dep@v1.0.0/go.mod": "module example.com/dep\n\ngo 1.21\n",
-		"example.com/dep@v1.0.0/dep.go": "package dep\n\nfunc Two() int { return 2 }\n",
-	} {
-		w, err := zw.Create(name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		w.Write([]byte(body))
-	}
-	if err := zw.Close(); err != nil {
-		t.Fatal(err)
-	}
-	files := map[string][]byte{
-		"/example.com/dep/@v/list":        []byte("v1.0.0\n"),
-		"/example.com/dep/@v/v1.0.0.info": []byte(`{"Version":"v1.0.0","Time":"2024-01-01T00:00:00Z"}`),
-		"/example.com/dep/@v/v1.0.0.mod":  []byte("module example.com/dep\n\ngo 1.21\n"),
-		"/example.com/dep/@v/v1.0.0.zip":  zbuf.Bytes(),
-	}
+// proxyModule is one module version a test's module proxy serves.
+type proxyModule struct {
+	path, version, goMod string
+	files                map[string]string // zip entries below path@version/
+}
+
+// moduleProxy serves modules by the GOPROXY protocol on loopback: the
+// harness reaches it, test code in its own network namespace does not.
+func moduleProxy(t *testing.T, mods ...proxyModule) string {
+	files := proxyFiles(t, mods...)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		b, ok := files[r.URL.Path]
+		b, ok := files[strings.TrimPrefix(r.URL.Path, "/")]
 		if !ok {
 			http.NotFound(w, r)
 			return
@@ -146,6 +132,45 @@ func moduleProxy(t *testing.T) string {
 	}))
 	t.Cleanup(srv.Close)
 	return srv.URL
+}
+
+// proxyFiles are the files of a GOPROXY serving mods, by slash path.
+func proxyFiles(t *testing.T, mods ...proxyModule) map[string][]byte {
+	files := map[string][]byte{}
+	for _, m := range mods {
+		var zbuf bytes.Buffer
+		zw := zip.NewWriter(&zbuf)
+		for name, body := range m.files {
+			w, err := zw.Create(m.path + "@" + m.version + "/" + name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			w.Write([]byte(body))
+		}
+		if err := zw.Close(); err != nil {
+			t.Fatal(err)
+		}
+		base := m.path + "/@v/"
+		files[base+"list"] = []byte(m.version + "\n")
+		files[base+m.version+".info"] = []byte(`{"Version":"` + m.version + `","Time":"2024-01-01T00:00:00Z"}`)
+		files[base+m.version+".mod"] = []byte(m.goMod)
+		files[base+m.version+".zip"] = zbuf.Bytes()
+	}
+	return files
+}
+
+// goModule writes a module with files into a new committed repository.
+func goModule(t *testing.T, files map[string]string) string {
+	dir := t.TempDir()
+	for name, body := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	gitIn(t, dir, "init", "-q", "--template=")
+	gitIn(t, dir, "add", ".")
+	gitIn(t, dir, "commit", "-q", "-m", "m")
+	return dir
 }
 
 // A Go module whose dependency is not in the module cache: the harness
@@ -158,25 +183,14 @@ func TestRunTestDownloadsModulesBeforeTheRunWithoutNetwork(t *testing.T) {
 	}
 	t.Parallel()
 	requireLandlock(t)
-	proxy := moduleProxy(t)
-	newModule := func() string {
-		dir := t.TempDir()
-		for name, body := range map[string]string{
+	proxy := moduleProxy(t, proxyModule{path: "example.com/dep", version: "v1.0.0", goMod: "module example.com/dep\n\ngo 1.21\n",
+		files: map[string]string{"go.mod": "module example.com/dep\n\ngo 1.21\n", "dep.go": "package dep\n\nfunc Two() int { return 2 }\n"}})
+	run := func(prefetch bool) RunOutcome {
+		dir := goModule(t, map[string]string{
 			"go.mod":    "module example.com/m\n\ngo 1.21\n\nrequire example.com/dep v1.0.0\n",
 			"m.go":      "package m\n\nimport \"example.com/dep\"\n\nfunc F() int { return dep.Two() }\n",
 			"m_test.go": "package m\n\nimport \"testing\"\n\nfunc TestF(t *testing.T) {\n\tif F() != 2 {\n\t\tt.Fatal(F())\n\t}\n}\n",
-		} {
-			if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
-				t.Fatal(err)
-			}
-		}
-		gitIn(t, dir, "init", "-q", "--template=")
-		gitIn(t, dir, "add", ".")
-		gitIn(t, dir, "commit", "-q", "-m", "m")
-		return dir
-	}
-	run := func(prefetch bool) RunOutcome {
-		dir := newModule()
+		})
 		// A module cache of the test's own (writable, so the test's
 		// cleanup removes it): the dependency is not in it.
 		env := append(os.Environ(), "GOPROXY="+proxy, "GOSUMDB=off", "GOFLAGS=-mod=mod -modcacherw", "GOTOOLCHAIN=local",
@@ -233,5 +247,57 @@ func TestRunTestSavedLogSwappedForALink(t *testing.T) {
 	}
 	if !strings.Contains(strings.Join(out.Notes, "\n"), "test code replaced the saved log during the run") {
 		t.Errorf("notes %q", out.Notes)
+	}
+}
+
+// A go.mod that asks for a Go release newer than the installed one, with
+// GOTOOLCHAIN=auto: the harness's download fetches that toolchain (a fake
+// one) before the first run, and the run uses it from the module cache.
+// The go command fetches toolchains only with the checksum database or
+// from a file:// proxy, so the proxy here is a directory whose files test
+// code sees emptied (masked): the run gets the toolchain from the module
+// cache or not at all. The control: without the download it does not.
+func TestRunTestDownloadsTheToolchainBeforeTheRun(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow end-to-end test; run without -short (scripts/test.sh does)")
+	}
+	t.Parallel()
+	requireLandlock(t)
+	const version = "go1.99.0"
+	tc := proxyModule{path: "golang.org/toolchain", version: "v0.0.1-" + version + "." + runtime.GOOS + "-" + runtime.GOARCH,
+		goMod: "module golang.org/toolchain\n",
+		// What the go command looks at in a toolchain: bin/go, bin/gofmt,
+		// pkg/tool and lib (it sets their execute bits on first use).
+		files: map[string]string{"bin/go": "#!/bin/sh\necho \"fake toolchain " + version + " ran: $*\"\n",
+			"bin/gofmt": "#!/bin/sh\n", "pkg/tool/fake/vet": "#!/bin/sh\n", "lib/fake/README": "fake\n"}}
+	proxyDir := t.TempDir()
+	var masks []sandbox.Mask
+	for name, data := range proxyFiles(t, tc) {
+		p := filepath.Join(proxyDir, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		masks = append(masks, sandbox.Mask{Target: p})
+	}
+	run := func(prefetch bool) RunOutcome {
+		dir := goModule(t, map[string]string{"go.mod": "module example.com/m\n\ngo 1.99.0\n"})
+		env := append(os.Environ(), "GOPROXY=file://"+proxyDir, "GOSUMDB=off", "GOTOOLCHAIN=auto", "GOFLAGS=-modcacherw",
+			"GOMODCACHE="+filepath.Join(t.TempDir(), "mod"))
+		rt := NewRunTest(openWS(t, dir), RunTestConfig{Command: mustParse(t, "go test ./..."), Env: env, PrefetchModules: prefetch,
+			Access: sandbox.Access{Masks: masks}})
+		out, err := rt.Run(t.Context(), testcmd.Selection{}, testcmd.Plain)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	if out := run(false); out.ExitCode == 0 || strings.Contains(out.Output, "fake toolchain") {
+		t.Fatalf("control: without the download the run should not get the toolchain:\n%s", out.Text())
+	}
+	if out := run(true); out.ExitCode != 0 || !strings.Contains(out.Output, "fake toolchain "+version+" ran: test") {
+		t.Fatalf("with the download the run should use the toolchain from the module cache:\n%s", out.Text())
 	}
 }
