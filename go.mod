@@ -21,7 +21,7 @@ require (
 	github.com/mattn/go-runewidth v0.0.21 // indirect
 	github.com/mattn/go-shellwords v1.0.12 // indirect
 	github.com/robfig/cron/v3 v3.0.1 // indirect
-	golang.org/x/sys v0.49.0 // indirect
+	golang.org/x/sys v0.49.0
 	kernel.org/pub/linux/libs/security/libcap/psx v1.2.78 // indirect
 )
 

@@ -72,6 +72,16 @@ type RunTestConfig struct {
 	// another writable place (the temp dir) stays writable; `go mod
 	// verify` is the check there.
 	ReadOnlyModules bool
+	// Access is what the sandboxed command may reach beyond the defaults
+	// (--test-network open, --test-socket) and what it must not see (the
+	// masks of credentials persisted in another checkout's config, for a
+	// clean checkout's runs); the masks of the workspace's own persisted
+	// credentials are added at the first run (CredentialMasks).
+	Access sandbox.Access
+	// PrefetchModules: before the first run without network, download the
+	// Go module's dependencies as the harness (the caller knows no test
+	// code ran in the workspace yet). See prefetchModules.
+	PrefetchModules bool
 	// Summarize, if set, extracts the failing tests from the (bounded)
 	// combined output, one line each.
 	Summarize func(output []byte) []string
@@ -83,8 +93,11 @@ type RunTest struct {
 	ws  *Workspace
 	cfg RunTestConfig
 
+	iso isolation
+
 	mu          sync.Mutex
 	next        int    // last log number handed out
+	hidden      bool   // the latest run had persisted credentials hidden
 	protections string // what confined the latest run
 	leftovers   int    // processes the latest run left, killed
 	runs        int    // runs finished (started or not)
@@ -296,7 +309,9 @@ func (r *RunTest) run(ctx context.Context, inv *testcmd.Invocation) (RunOutcome,
 	if env == nil {
 		env = os.Environ()
 	}
+	harnessEnv := env
 	env = proc.AllowEnv(env, r.cfg.EnvAllow, r.cfg.SecretNames)
+	first := r.firstRun(ctx, env)
 	spec := proc.Spec{
 		Dir:         r.ws.Dir(),
 		Argv:        steps[0],
@@ -307,7 +322,7 @@ func (r *RunTest) run(ctx context.Context, inv *testcmd.Invocation) (RunOutcome,
 		LogPath:     logPath,
 	}
 	if !r.cfg.NoSandbox {
-		spec.Sandbox = &sandbox.Policy{Launcher: sandbox.Launcher(), Writable: r.writable(env)}
+		spec.Sandbox = &sandbox.Policy{Launcher: sandbox.Launcher(), Dir: r.ws.Dir(), Writable: r.writable(env), Access: r.access(harnessEnv)}
 	}
 	res, runErr := proc.Run(ctx, spec)
 	if errors.Is(runErr, proc.ErrNotStarted) {
@@ -323,8 +338,14 @@ func (r *RunTest) run(ctx context.Context, inv *testcmd.Invocation) (RunOutcome,
 	}
 	r.mu.Lock()
 	r.protections, r.leftovers = out.Protections, out.Leftovers
+	r.hidden = res.Sandbox.Masked > 0
 	r.runs++
 	r.mu.Unlock()
+	out.Notes = append(out.Notes, first...)
+	if note := checkLog(logPath, res.LogErr, res.Stdout); note != "" {
+		out.Notes = append(out.Notes, note)
+		res.LogErr, res.LogDropped = nil, 0 // rewritten whole, from memory
+	}
 	view := res.Stdout.Trim(answerHeadBytes, answerTailBytes)
 	out.OutputCutOff = view.Truncated()
 	out.Output = renderOutput(view, out.LogRef)
@@ -410,11 +431,19 @@ func (s *isolationSink) Emit(e agent.Event) {
 		"step": e.Data["step"], "id": e.Data["id"], "protections": prot, "leftovers_killed": left}})
 }
 
+// CredentialsHidden reports whether the latest run had the workspace's
+// persisted credentials hidden from test code (false before any run).
+func (r *RunTest) CredentialsHidden() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.hidden
+}
+
 // protections is one line: the containment mechanism, then the sandbox.
 func protections(res proc.Result, noSandbox bool) string {
 	box := res.Sandbox.String()
 	if noSandbox {
-		box = "landlock off: disabled by configuration"
+		box = "sandbox off by configuration (--no-sandbox): no Landlock, network open, groups kept, persisted credentials readable"
 	}
 	return "processes: " + res.Containment + "; " + box
 }

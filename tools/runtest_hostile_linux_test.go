@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -44,19 +45,49 @@ func hostileHelper(args []string) int {
 		args = args[1:] // as the tests run
 	} else if len(args) > 0 && args[0] == "nobody" {
 		if os.Getuid() == 0 {
-			if err := errors.Join(syscall.Setgroups(nil), syscall.Setgid(65534), syscall.Setuid(65534)); err != nil {
+			// Under the sandbox as root, test code keeps uid 0 with no
+			// capability left: it cannot drop, and attacks as what it is.
+			if err := errors.Join(syscall.Setgroups(nil), syscall.Setgid(65534), syscall.Setuid(65534)); err != nil && !capless() {
 				fmt.Println("drop:", err)
 				return 2
 			}
 		}
 		args = args[1:]
 	}
-	if len(args) != 2 {
+	if len(args) < 2 {
 		fmt.Println("bad helper args", args)
 		return 2
 	}
 	var err error
 	switch args[0] {
+	case "dial":
+		var c net.Conn
+		if c, err = net.DialTimeout("tcp", args[1], 3*time.Second); err == nil {
+			c.SetDeadline(time.Now().Add(3 * time.Second))
+			b := make([]byte, 200)
+			n, _ := c.Read(b)
+			c.Close()
+			fmt.Printf("%s", b[:n])
+		}
+	case "swaplog":
+		// The newest saved log of a run in flight is this run's: make it a
+		// link to a file the harness can read and test code should not.
+		var logs []string
+		logs, err = filepath.Glob(filepath.Join(os.TempDir(), "mini-agent-runs-*", "*.log"))
+		newest, at := "", time.Time{}
+		for _, l := range logs {
+			if fi, err := os.Lstat(l); err == nil && fi.ModTime().After(at) {
+				newest, at = l, fi.ModTime()
+			}
+		}
+		if err == nil && newest == "" {
+			err = fmt.Errorf("no log found in %s: %v", os.TempDir(), logs)
+		}
+		if err == nil {
+			os.Remove(newest)
+			err = os.Symlink(args[1], newest)
+			fmt.Println("swapped", newest)
+		}
 	case "readenv":
 		var b []byte
 		b, err = os.ReadFile("/proc/" + args[1] + "/environ")
@@ -75,6 +106,12 @@ func hostileHelper(args []string) int {
 	}
 	fmt.Println("attack worked")
 	return 0
+}
+
+// capless reports whether this process has no effective capability.
+func capless() bool {
+	b, err := os.ReadFile("/proc/self/status")
+	return err == nil && bytes.Contains(b, []byte("\nCapEff:\t0000000000000000\n"))
 }
 
 // hostileRun runs the test binary as the helper through run_test.

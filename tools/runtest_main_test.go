@@ -16,7 +16,9 @@ func TestMain(m *testing.M) {
 	if args, ok := hostileHelperArgs(); ok {
 		os.Exit(hostileHelper(args))
 	}
-	os.Exit(m.Run())
+	code := m.Run()
+	sandbox.Cleanup()
+	os.Exit(code)
 }
 
 // mustParse parses a configured test command; "" is none (nil).

@@ -21,6 +21,7 @@ import (
 	"github.com/org/mini-agent/internal/pipeline"
 	"github.com/org/mini-agent/internal/protect"
 	"github.com/org/mini-agent/internal/report"
+	"github.com/org/mini-agent/internal/sandbox"
 )
 
 const usageText = `mini-agent: turn a failing test run into a validated fix.
@@ -106,6 +107,8 @@ type jobFlags struct {
 	secretEnvs string
 	testEnv    string
 	writable   string
+	network    string
+	sockets    []string
 	priceIn    float64
 	priceOut   float64
 }
@@ -120,13 +123,13 @@ func jobCommand(mode agent.Mode) (*command, *jobFlags) {
 			{"Workspace and tests", []string{"workdir", "test-command", "failure-log", "test-timeout", "instructions"}},
 			{"Model", []string{"provider", "model", "base-url", "script"}},
 			{"Budgets (the run stops at the first one reached)", []string{"max-steps", "max-tokens", "max-cost-usd", "price-in", "price-out", "timeout"}},
-			{"Safety", []string{"protected", "secret-env", "test-env", "test-writable", "no-sandbox"}},
+			{"Safety", []string{"protected", "secret-env", "test-env", "test-writable", "test-network", "test-socket", "no-sandbox"}},
 			{"Output", []string{"trace", "bundle", "summary"}},
 		},
 		required: []string{"test-command"},
 		meta: map[string]string{"workdir": "DIR", "test-command": "CMD", "failure-log": "FILE", "instructions": "TEXT",
 			"provider": "NAME", "model": "NAME", "base-url": "URL", "script": "FILE", "protected": "GLOBS",
-			"secret-env": "NAMES", "test-env": "NAMES", "test-writable": "DIRS", "trace": "FILE", "bundle": "FILE", "summary": "FILE", "price-in": "USD", "price-out": "USD",
+			"secret-env": "NAMES", "test-env": "NAMES", "test-writable": "DIRS", "test-network": "MODE", "test-socket": "PATH", "trace": "FILE", "bundle": "FILE", "summary": "FILE", "price-in": "USD", "price-out": "USD",
 			"max-cost-usd": "USD"},
 		footer: "API keys come from OPENAI_API_KEY or ANTHROPIC_API_KEY; MINI_AGENT_PROVIDER and MINI_AGENT_MODEL " +
 			"set the --provider and --model defaults. Progress goes to stderr, the report to stdout. Exit codes: 0 " +
@@ -178,7 +181,12 @@ func (j *jobFlags) define(fs *flag.FlagSet) {
 	fs.StringVar(&j.secretEnvs, "secret-env", "", "comma-separated extra environment variable names to treat as secrets")
 	fs.StringVar(&j.testEnv, "test-env", "", "comma-separated extra environment variable names the test command keeps (its environment is an allow-list)")
 	fs.StringVar(&j.writable, "test-writable", "", "comma-separated extra absolute directories the test command may write to (Linux kernel sandbox)")
-	fs.BoolVar(&o.NoSandbox, "no-sandbox", false, "run the test command without the Linux kernel sandbox (Landlock)")
+	fs.StringVar(&j.network, "test-network", "loopback", "the test command's network: loopback (a network namespace of its own with only loopback) or open")
+	fs.Func("test-socket", "a unix socket the test command may connect to although the isolation would hide it, e.g. /var/run/docker.sock (repeat for more; gives root where the socket does)", func(v string) error {
+		j.sockets = append(j.sockets, v)
+		return nil
+	})
+	fs.BoolVar(&o.NoSandbox, "no-sandbox", false, "run the test command without the Linux sandbox (Landlock, namespaces, dropped groups)")
 	fs.StringVar(&o.TracePath, "trace", "", "write the event trace (JSONL) here")
 	fs.StringVar(&o.BundlePath, "bundle", "", "write the bundle (JSON) here")
 	fs.StringVar(&o.SummaryPath, "summary", "", "write the PR-body markdown here")
@@ -206,6 +214,17 @@ func (j *jobFlags) finish(set map[string]bool) error {
 			return fmt.Errorf("--test-writable: %q is not an absolute directory", d)
 		}
 		o.TestWritable = append(o.TestWritable, filepath.Clean(d))
+	}
+	network, err := sandbox.ParseNetwork(j.network)
+	if err != nil {
+		return fmt.Errorf("--test-network: %v", err)
+	}
+	o.TestNetwork = network
+	for _, p := range j.sockets {
+		if !filepath.IsAbs(p) {
+			return fmt.Errorf("--test-socket: %q is not an absolute path", p)
+		}
+		o.TestSockets = append(o.TestSockets, filepath.Clean(p))
 	}
 	if set["price-in"] != set["price-out"] {
 		return errors.New("--price-in and --price-out go together (USD per million input and output tokens)")

@@ -4,121 +4,232 @@ package main
 
 import (
 	"bytes"
+	"context"
+	"encoding/base64"
+	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
-	"strconv"
 	"strings"
-	"syscall"
+	"testing"
+	"time"
+
+	"github.com/org/mini-agent/internal/demo"
+	"github.com/org/mini-agent/internal/sandbox/sandboxtest"
+)
+
+// attackTest is test code a model could write, or a hostile repository
+// holds, run by every test run (the baseline, the model's run_test, the
+// validation): it tries the attacks of issue 21 against a machine laid out
+// like a GitHub-hosted runner and appends one line per attack to
+// $TMPDIR/mini-agent-attacks.log: "NAME WORKED|blocked detail".
+const attackTest = `package cart
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 )
 
-// A daemon that test code detaches with setsid (leaving the process group
-// mini-agent used to kill) dies when the whole run is interrupted, and the
-// bundle says what contained the test command.
-func TestSetsidDaemonDiesWithTheRunEndToEnd(t *testing.T) {
+func TestMain(m *testing.M) {
+	attack()
+	os.Exit(m.Run())
+}
+
+func attack() {
+	f, err := os.OpenFile(filepath.Join(os.TempDir(), "mini-agent-attacks.log"), os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o666)
+	if err != nil {
+		return
+	}
+	defer f.Close()
+	say := func(name string, worked bool, detail string) {
+		w := "blocked"
+		if worked {
+			w = "WORKED"
+		}
+		fmt.Fprintf(f, "%%s %%s %%s\n", name, w, strings.Join(strings.Fields(detail), " "))
+	}
+	c := &http.Client{Timeout: 3 * time.Second, Transport: &http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+		return (&net.Dialer{}).DialContext(ctx, "unix", %[1]q)
+	}}}
+	if resp, err := c.Get("http://docker/_ping"); err != nil {
+		say("docker", false, err.Error())
+	} else {
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		say("docker", string(b) == "OK", string(b))
+	}
+	if conn, err := net.DialTimeout("tcp", %[2]q, 3*time.Second); err != nil {
+		say("network", false, err.Error())
+	} else {
+		conn.SetDeadline(time.Now().Add(3 * time.Second))
+		b := make([]byte, 100)
+		n, _ := conn.Read(b)
+		conn.Close()
+		say("network", strings.HasPrefix(string(b[:n]), "reached"), string(b[:n]))
+	}
+	out, err := exec.Command("sudo", "-n", "id", "-u").CombinedOutput()
+	say("sudo", err == nil && strings.TrimSpace(string(out)) == "0", string(out))
+	data, err := os.ReadFile(%[3]q)
+	say("credential", err == nil && strings.Contains(string(data), "extraheader"), fmt.Sprint(err))
+	if ef, err := os.OpenFile(%[4]q, os.O_APPEND|os.O_WRONLY, 0); err != nil {
+		say("runner-env-file", false, err.Error())
+	} else {
+		_, err = ef.WriteString("GOFLAGS=-toolexec=/tmp/x\n")
+		ef.Close()
+		say("runner-env-file", err == nil, fmt.Sprint(err))
+	}
+}
+`
+
+// attackNames are the attacks attackTest makes.
+var attackNames = []string{"docker", "network", "sudo", "credential", "runner-env-file"}
+
+// The whole binary runs as the runner user of a hosted-runner layout (in
+// the daemon socket's group, with passwordless sudo, a token persisted in
+// .git/config, RUNNER_TEMP's file-command files): the fix is still made
+// and validated, every attack of the test code fails in every run, the PR
+// body's isolation line says what held, and the persisted token reaches
+// none of the outputs. The control: the same run with --no-sandbox, where
+// every attack works.
+func TestHostedRunnerAttacksFailAndTheFixStillValidates(t *testing.T) {
 	if testing.Short() {
 		t.Skip("slow end-to-end test; run without -short (scripts/test.sh does)")
 	}
-	t.Parallel()
-	ws, out := workspace(t), t.TempDir()
-	pidfile := filepath.Join(t.TempDir(), "pid")
-	logf := filepath.Join(t.TempDir(), "fail.log")
-	os.WriteFile(logf, []byte("--- FAIL: TestTotal (0.00s)\n    cart_test.go:8: Total(items, 0) = 1200, want 1500\nFAIL\n"), 0o644)
-	line := "sh -c 'setsid sh -c \"echo \\$\\$ > " + pidfile + ".tmp; mv " + pidfile + ".tmp " + pidfile +
-		"; exec sleep 300\" < /dev/null > /dev/null 2>&1 & sleep 300'"
-	cmd := exec.Command(binary, "fix", "--workdir", ws, "--test-command", line,
-		"--failure-log", logf, "--provider", "script", "--script", "testdata/slow.jsonl",
-		"--trace", filepath.Join(out, "trace.jsonl"), "--bundle", filepath.Join(out, "bundle.json"))
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
+	r := sandboxtest.NewRunner(t, true)
+	srv := sandboxtest.NewNetServer(t)
+	bin := filepath.Join(r.Mkdir(t, "mini-agent-bin"), "mini-agent")
+	copyFile(t, binary, bin, 0o755)
+	token := "ghs_" + "HOSTEDcanary0123456789abcdefABCDEFghi"[:36]
+	b64 := base64.StdEncoding.EncodeToString([]byte("x-access-token:" + token))
+
+	run := func(name string, extra ...string) (runResult, string, string) {
+		base := r.Mkdir(t, name)
+		dirs := map[string]string{}
+		for _, d := range []string{"ws", "home", "gocache", "gopath", "tmp", "out"} {
+			dirs[d] = r.Mkdir(t, filepath.Join(name, d))
+		}
+		ws := dirs["ws"]
+		if err := demo.Materialize(t.Context(), ws); err != nil {
+			t.Fatal(err)
+		}
+		test := fmt.Sprintf(attackTest, r.Socket, srv.Addr, filepath.Join(ws, ".git", "config"), r.EnvFile)
+		if err := os.WriteFile(filepath.Join(ws, "attack_test.go"), []byte(test), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		for _, args := range [][]string{{"add", "attack_test.go"}, {"-c", "user.name=t", "-c", "user.email=t@example.invalid", "commit", "-q", "-m", "attack"},
+			{"config", "http.https://github.com/.extraheader", "AUTHORIZATION: basic " + b64}} {
+			if out, err := exec.Command("git", append([]string{"-c", "safe.directory=*", "-C", ws}, args...)...).CombinedOutput(); err != nil {
+				t.Fatalf("git %v: %v\n%s", args, err, out)
+			}
+		}
+		chownTreeTo(t, base, r.UID, r.GID)
+		script := filepath.Join(dirs["out"], "script.jsonl")
+		if err := os.WriteFile(script, demo.Trajectory, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		out := dirs["out"]
+		args := append([]string{"fix", "--workdir", ws, "--test-command", "go test ./...", "--provider", "script", "--script", script,
+			"--summary", filepath.Join(out, "pr.md"), "--bundle", filepath.Join(out, "bundle.json"), "--trace", filepath.Join(out, "trace.jsonl")}, extra...)
+		env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + dirs["home"], "TMPDIR=" + dirs["tmp"], "GOCACHE=" + dirs["gocache"],
+			"GOPATH=" + dirs["gopath"], "GOTOOLCHAIN=local", "GOFLAGS=-buildvcs=false", "GOPROXY=off",
+			"GITHUB_TOKEN=" + canaryGitHub, "RUNNER_TEMP=" + r.RunnerTemp, "GITHUB_ENV=" + r.EnvFile}
+		ctx, cancel := context.WithTimeout(t.Context(), 10*time.Minute)
+		defer cancel()
+		cmd := r.CommandOf(ctx, env, bin, args...)
+		var stdout, stderr bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		res := runResult{}
+		if err := cmd.Run(); err != nil {
+			var ee *exec.ExitError
+			if !errors.As(err, &ee) {
+				t.Fatalf("run: %v", err)
+			}
+			res.code = ee.ExitCode()
+		}
+		res.stdout, res.stderr = stdout.String(), stderr.String()
+		log, _ := os.ReadFile(filepath.Join(dirs["tmp"], "mini-agent-attacks.log"))
+		return res, string(log), out
+	}
+
+	// The control: without the sandbox every attack works.
+	res, log, _ := run("control", "--no-sandbox")
+	for _, a := range attackNames {
+		if !strings.Contains(log, a+" WORKED") {
+			t.Fatalf("control: %s did not work without the sandbox:\n%s\nexit %d\nstdout:\n%s\nstderr:\n%s", a, log, res.code, res.stdout, res.stderr)
+		}
+	}
+	os.WriteFile(r.EnvFile, nil, 0o644)
+
+	var out string
+	res, log, out = run("sandboxed")
+	if res.code != 0 {
+		t.Fatalf("exit %d, want 0 (fixed)\nstdout:\n%s\nstderr:\n%s", res.code, res.stdout, res.stderr)
+	}
+	for _, a := range attackNames {
+		if !strings.Contains(log, a+" blocked") {
+			t.Errorf("%s: the attack did not run in the sandbox:\n%s", a, log)
+		}
+	}
+	if strings.Contains(log, "WORKED") {
+		t.Errorf("an attack worked in the sandbox:\n%s", log)
+	}
+	if data, _ := os.ReadFile(r.EnvFile); len(data) != 0 {
+		t.Errorf("the runner's env file was written: %q", data)
+	}
+	pr, err := os.ReadFile(filepath.Join(out, "pr.md"))
+	if err != nil {
 		t.Fatal(err)
 	}
-	var pid int
-	deadline := time.Now().Add(30 * time.Second)
-	for time.Now().Before(deadline) && pid == 0 {
-		if b, err := os.ReadFile(pidfile); err == nil {
-			pid, _ = strconv.Atoi(string(bytes.TrimSpace(b)))
+	var line string
+	for _, l := range strings.Split(string(pr), "\n") {
+		if strings.HasPrefix(l, "Test command isolation: ") {
+			line = l
 		}
-		time.Sleep(50 * time.Millisecond)
 	}
-	if pid == 0 {
-		cmd.Process.Kill()
-		cmd.Wait()
-		t.Fatalf("test command never started\n%s", stderr.String())
-	}
-	t.Cleanup(func() { syscall.Kill(pid, syscall.SIGKILL) })
-	if st, _ := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat"); !bytes.Contains(st, []byte(") S ")) && !bytes.Contains(st, []byte(") R ")) {
-		t.Fatalf("daemon not running before the interrupt: %s", st)
-	}
-	cmd.Process.Signal(syscall.SIGINT)
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	select {
-	case <-done:
-	case <-time.After(30 * time.Second):
-		cmd.Process.Kill()
-		t.Fatal("mini-agent did not exit after SIGINT")
-	}
-	if code := cmd.ProcessState.ExitCode(); code != 130 {
-		t.Fatalf("exit %d, want 130\n%s", code, stderr.String())
-	}
-	if st, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat"); err == nil && !bytes.Contains(st, []byte(") Z ")) {
-		t.Fatalf("the setsid daemon survived the interrupted run: %s", st)
+	for _, want := range []string{"network: loopback only (via sudo)", fmt.Sprintf("runs as uid %d without supplementary groups (via sudo)", r.UID),
+		"no new privileges (no sudo)", "persisted credentials hidden (1 files)", "landlock ABI"} {
+		if !strings.Contains(line, want) {
+			t.Errorf("the PR body's isolation line lacks %q: %q", want, line)
+		}
 	}
 	b := readBundle(t, filepath.Join(out, "bundle.json"))
-	if !strings.HasPrefix(b.Isolation, "processes: ") || !strings.Contains(b.Isolation, "landlock") {
-		t.Errorf("bundle isolation %q", b.Isolation)
+	if w := strings.Join(b.Warnings, "\n"); !strings.Contains(w, "the sandbox hid it from code under test") {
+		t.Errorf("warnings do not say the credential was hidden: %q", b.Warnings)
+	}
+	for _, f := range []string{"pr.md", "bundle.json", "trace.jsonl"} {
+		data, _ := os.ReadFile(filepath.Join(out, f))
+		for _, secret := range []string{token, b64, canaryGitHub} {
+			if strings.Contains(string(data), secret) {
+				t.Errorf("a secret reached %s", f)
+			}
+		}
+	}
+	for _, secret := range []string{token, b64, canaryGitHub} {
+		if strings.Contains(res.stdout+res.stderr, secret) {
+			t.Errorf("a secret reached the log")
+		}
 	}
 }
 
-// A daemon left by a run_test call that returns normally is gone when the
-// call's result reaches the model, and the trace (the tool result), the
-// bundle and the PR body name the protections.
-func TestSetsidDaemonDiesWithRunTestEndToEnd(t *testing.T) {
-	if testing.Short() {
-		t.Skip("slow end-to-end test; run without -short (scripts/test.sh does)")
-	}
-	t.Parallel()
-	ws, out := workspace(t), t.TempDir()
-	pidfile := filepath.Join(t.TempDir(), "pid")
-	logf := filepath.Join(t.TempDir(), "fail.log")
-	os.WriteFile(logf, []byte("--- FAIL: TestTotal (0.00s)\n    cart_test.go:8: Total(items, 0) = 1200, want 1500\nFAIL\n"), 0o644)
-	// The daemon records whether it is still alive when run_test returns:
-	// the second run of the command (validation) finds the first's pid.
-	line := "sh -c 'setsid sh -c \"echo \\$\\$ >> " + pidfile + "; exec sleep 300\" < /dev/null > /dev/null 2>&1 & sleep 0.5; exit 1'"
-	r := runBinary(t, t.Context(), nil, "fix", "--workdir", ws, "--test-command", line,
-		"--failure-log", logf, "--provider", "script", "--script", "testdata/runtest_once.jsonl",
-		"--trace", filepath.Join(out, "trace.jsonl"), "--bundle", filepath.Join(out, "bundle.json"),
-		"--summary", filepath.Join(out, "summary.md"))
-	pids, _ := os.ReadFile(pidfile)
-	fields := strings.Fields(string(pids))
-	if len(fields) == 0 {
-		t.Fatalf("the daemon never started (exit %d)\n%s", r.code, r.stderr)
-	}
-	for _, f := range fields {
-		pid, _ := strconv.Atoi(f)
-		t.Cleanup(func() { syscall.Kill(pid, syscall.SIGKILL) })
-		if st, err := os.ReadFile("/proc/" + f + "/stat"); err == nil && !bytes.Contains(st, []byte(") Z ")) {
-			t.Errorf("daemon %s outlived its run_test: %s", f, st)
+func chownTreeTo(t *testing.T, dir string, uid, gid int) {
+	t.Helper()
+	err := filepath.Walk(dir, func(p string, _ os.FileInfo, err error) error {
+		if err != nil {
+			return err
 		}
-	}
-	trace, _ := os.ReadFile(filepath.Join(out, "trace.jsonl"))
-	if !strings.Contains(string(trace), `{"type":"run_test.isolation",`) || !strings.Contains(string(trace), `"protections":"processes: `) {
-		t.Errorf("trace does not say what contained the test command:\n%s", trace)
-	}
-	if !regexp.MustCompile(`"leftovers_killed":[1-9]`).Match(trace) {
-		t.Errorf("trace does not count the killed daemon:\n%s", trace)
-	}
-	b := readBundle(t, filepath.Join(out, "bundle.json"))
-	if !strings.HasPrefix(b.Isolation, "processes: ") {
-		t.Errorf("bundle isolation %q", b.Isolation)
-	}
-	summary, _ := os.ReadFile(filepath.Join(out, "summary.md"))
-	if !strings.Contains(string(summary), "Test command isolation: "+b.Isolation) {
-		t.Errorf("summary lacks the isolation line:\n%s", summary)
+		return os.Lchown(p, uid, gid)
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 }

@@ -41,6 +41,7 @@ func TestMain(m *testing.M) {
 	}
 	code := m.Run()
 	os.RemoveAll(dir)
+	sandbox.Cleanup()
 	os.Exit(code)
 }
 
@@ -336,7 +337,15 @@ func TestCancellationKillsTheTestProcessTree(t *testing.T) {
 	}
 	t.Parallel()
 	ws, out := workspace(t), t.TempDir()
-	pidfile := filepath.Join(t.TempDir(), "pid")
+	// As root, test code on the harness's clean checkouts runs as nobody:
+	// the pid file's directory must be one it can write in.
+	piddir, err := os.MkdirTemp("", "mini-agent-cancel-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(piddir) })
+	os.Chmod(piddir, 0o777)
+	pidfile := filepath.Join(piddir, "pid")
 	logf := filepath.Join(t.TempDir(), "fail.log")
 	os.WriteFile(logf, []byte("--- FAIL: TestTotal (0.00s)\n    cart_test.go:8: Total(items, 0) = 1200, want 1500\nFAIL\n"), 0o644)
 	cmd := exec.Command(binary, "fix", "--workdir", ws, "--test-command", "sh -c 'sleep 300 & echo $! > "+pidfile+"; wait'",

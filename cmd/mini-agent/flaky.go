@@ -21,6 +21,7 @@ import (
 	"github.com/org/mini-agent/internal/flakyrun"
 	"github.com/org/mini-agent/internal/pipeline"
 	"github.com/org/mini-agent/internal/proc"
+	"github.com/org/mini-agent/internal/redact"
 	"github.com/org/mini-agent/internal/safefile"
 	"github.com/org/mini-agent/internal/testcmd"
 )
@@ -41,7 +42,7 @@ type flakyFlags struct {
 var flakyJobFlags = []string{"workdir", "test-command", "test-timeout", "instructions",
 	"provider", "model", "base-url", "script",
 	"max-steps", "max-tokens", "max-cost-usd", "price-in", "price-out", "timeout",
-	"protected", "secret-env", "test-env", "test-writable", "no-sandbox",
+	"protected", "secret-env", "test-env", "test-writable", "test-network", "test-socket", "no-sandbox",
 	"trace", "bundle", "summary"}
 
 func flakyCommand() (*command, *flakyFlags) {
@@ -67,7 +68,7 @@ func flakyCommand() (*command, *flakyFlags) {
 			{"Fix (--fix)", []string{"fix", "instructions"}},
 			{"Model", []string{"provider", "model", "base-url", "script"}},
 			{"Budgets of the agent (with --fix)", []string{"max-steps", "max-tokens", "max-cost-usd", "price-in", "price-out", "timeout"}},
-			{"Safety", []string{"protected", "secret-env", "test-env", "test-writable", "no-sandbox"}},
+			{"Safety", []string{"protected", "secret-env", "test-env", "test-writable", "test-network", "test-socket", "no-sandbox"}},
 			{"Output", []string{"json", "trace", "bundle", "summary"}},
 		},
 		required: []string{"test-command"},
@@ -164,11 +165,16 @@ func runFlaky(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 			return exitcode.For(ctx, err)
 		}
 	}
+	// Test output reaches the report (failure messages, test names) and
+	// the progress: redacted like a fix job's, the checkout's persisted
+	// credentials included.
+	rd := flakyRedaction(ctx, job)
+	stderr = redact.Writer{W: stderr, Rd: rd}
 	dcfg := flakyrun.Config{
 		Workdir: job.Workdir, Command: cmd, Tests: splitList(f.tests),
 		MaxRuns: f.maxRuns, MaxTime: time.Duration(f.maxMinutes * float64(time.Minute)), Seed: f.seed,
 		RunTimeout: job.TestTimeout, EnvAllow: job.TestEnv, SecretNames: job.SecretNames,
-		WritableDirs: job.TestWritable, NoSandbox: job.NoSandbox, Progress: stderr, KeepFailureLog: f.fix,
+		WritableDirs: job.TestWritable, NoSandbox: job.NoSandbox, Access: job.TestAccess(), Progress: stderr, KeepFailureLog: f.fix,
 	}
 	// With --tests, an order-dependent test never fails alone: Examine
 	// runs the whole suite when none of the tests failed alone.
@@ -221,13 +227,24 @@ func runFlaky(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	}
 	code := exitcode.ForFlaky(rep.Count(flaky.VerdictFlaky), rep.Count(flaky.VerdictFailing), fixStatus)
 	if f.jsonPath != "" {
-		if err := writeJSON(f.jsonPath, rep); err != nil {
+		if err := writeJSON(f.jsonPath, rep, rd); err != nil {
 			fmt.Fprintf(stderr, "mini-agent flaky: --json: %v\n", err)
 			code = max(code, exitcode.NotFixed)
 		}
 	}
-	fmt.Fprint(stdout, rep.Summary())
+	fmt.Fprint(stdout, rd(rep.Summary()))
 	return code
+}
+
+// flakyRedaction masks the secrets of the environment and the credentials
+// the workspace's git config persists.
+func flakyRedaction(ctx context.Context, job pipeline.Job) redact.Func {
+	values := proc.SecretValues(os.Environ(), job.SecretNames)
+	creds, _ := redact.FromGitConfig(ctx, job.Workdir)
+	for _, c := range creds {
+		values = append(values, c.Values...)
+	}
+	return redact.New(values)
 }
 
 // wholeSuiteNote says that the tests named in --tests never failed alone,
@@ -247,10 +264,12 @@ func wholeSuiteNote(ex *flakyrun.Examined, names string, fix bool) string {
 
 // writeJSON writes v, indented, to path, never through a link (the report
 // may be asked for in the workspace, where test code can plant one).
-func writeJSON(path string, v any) error {
+func writeJSON(path string, v any, rd redact.Func) error {
 	data, err := json.MarshalIndent(v, "", "  ")
 	if err != nil {
 		return err
 	}
-	return safefile.WriteFile(path, append(data, '\n'), 0o644)
+	// Secrets are printable text JSON does not escape (token formats,
+	// base64): redacting the document masks them where they stand.
+	return safefile.WriteFile(path, append([]byte(rd(string(data))), '\n'), 0o644)
 }

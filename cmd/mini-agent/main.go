@@ -29,5 +29,6 @@ func main() {
 	}()
 	code := Main(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	stop()
+	sandbox.Cleanup() // the build cache of test runs made as nobody
 	os.Exit(code)
 }

@@ -95,7 +95,9 @@ func runTool(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	reg, err := agent.NewRegistry(tools.NewReadFile(ws), tools.NewSearch(ws), tools.NewApplyPatch(ws),
-		tools.NewRunTest(ws, tools.RunTestConfig{Command: cmd, Timeout: *timeout}))
+		// One call, before which no test code ran: the harness may fetch
+		// the module's dependencies for the run without network.
+		tools.NewRunTest(ws, tools.RunTestConfig{Command: cmd, Timeout: *timeout, PrefetchModules: true}))
 	if err != nil {
 		fmt.Fprintf(stderr, "mini-agent tool: %v\n", err)
 		return exitcode.Usage

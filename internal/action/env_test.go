@@ -6,6 +6,7 @@ import (
 	"github.com/sethvargo/go-githubactions"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -17,6 +18,7 @@ import (
 	"github.com/org/mini-agent/internal/proc"
 	"github.com/org/mini-agent/internal/publish"
 	"github.com/org/mini-agent/internal/route"
+	"github.com/org/mini-agent/internal/sandbox"
 )
 
 func TestReadInputs(t *testing.T) {
@@ -39,6 +41,8 @@ func TestReadInputs(t *testing.T) {
 		"MINI_AGENT_SCRIPT":     "/tmp/t.jsonl",
 		"INPUT_UNKNOWN_INPUT":   "x",
 		"INPUT_CI_WAIT_MINUTES": "15",
+		"INPUT_TEST_NETWORK":    "Open",
+		"INPUT_TEST_SOCKET":     "/var/run/docker.sock\n  /run/podman/podman.sock\n",
 	}
 	var out bytes.Buffer
 	gha := githubactions.New(githubactions.WithGetenv(func(k string) string { return vars[k] }), githubactions.WithWriter(&out))
@@ -48,8 +52,9 @@ func TestReadInputs(t *testing.T) {
 	}
 	want := inputs{Token: "ghs_hyphenated_form_token", APIKey: "sk-underscore-form", MaxSteps: 12, MaxCostUSD: 0.75,
 		TestCommand: "make test", Mode: "Explain", FailureLog: "out/test.log", Config: ".github/bot.yml", Provider: "anthropic",
-		BaseURL: "https://llm.example.com/v1", Model: "claude-sonnet-4-5", Script: "/tmp/t.jsonl", CIWaitMinutes: 15}
-	if in != want {
+		BaseURL: "https://llm.example.com/v1", Model: "claude-sonnet-4-5", Script: "/tmp/t.jsonl", CIWaitMinutes: 15,
+		TestNetwork: sandbox.NetworkOpen, TestSockets: []string{"/var/run/docker.sock", "/run/podman/podman.sock"}}
+	if !reflect.DeepEqual(in, want) {
 		t.Errorf("inputs =\n%+v\nwant\n%+v", in, want)
 	}
 	if got := out.String(); got != "::add-mask::ghs_hyphenated_form_token\n::add-mask::sk-underscore-form\n" {
@@ -63,6 +68,7 @@ func TestReadInputs(t *testing.T) {
 		{"INPUT_PRICE_IN": "1"}, {"INPUT_PRICE_OUT": "1"}, {"INPUT_PRICE_IN": "-1", "INPUT_PRICE_OUT": "1"},
 		{"INPUT_PRICE_IN": "1", "INPUT_PRICE_OUT": "NaN"}, {"INPUT_PRICE_IN": "cheap", "INPUT_PRICE_OUT": "1"},
 		{"INPUT_CI_WAIT_MINUTES": "-1"}, {"INPUT_CI_WAIT_MINUTES": "61"}, {"INPUT_CI_WAIT_MINUTES": "1.5"},
+		{"INPUT_TEST_NETWORK": "host"}, {"INPUT_TEST_SOCKET": "docker.sock"}, {"INPUT_TEST_SOCKET": "/run/../etc/x.sock"},
 	} {
 		gha := githubactions.New(githubactions.WithGetenv(func(k string) string { return bad[k] }), githubactions.WithWriter(&out))
 		if _, err := readInputs(gha); err == nil {

@@ -2,11 +2,13 @@ package action
 
 import (
 	"fmt"
+	"path/filepath"
 	"strconv"
 	"strings"
 
 	"github.com/org/mini-agent/internal/config"
 	"github.com/org/mini-agent/internal/exitcode"
+	"github.com/org/mini-agent/internal/sandbox"
 	"github.com/sethvargo/go-githubactions"
 )
 
@@ -14,7 +16,8 @@ import (
 // INPUT_<NAME> with "-" as "_" (what a composite action's `env:` sets),
 // then with "-" kept (what the runner sets for JavaScript and Docker actions).
 var inputNames = []string{"github-token", "provider", "model", "base-url", "api-key", "test-command", "mode",
-	"failure-log", "max-steps", "max-minutes", "max-cost-usd", "price-in", "price-out", "config", "script", "ci-wait-minutes"}
+	"failure-log", "max-steps", "max-minutes", "max-cost-usd", "price-in", "price-out", "config", "script", "ci-wait-minutes",
+	"test-network", "test-socket"}
 
 // maxCIWaitMinutes bounds the ci-wait-minutes input.
 const maxCIWaitMinutes = 60
@@ -33,6 +36,10 @@ type inputs struct {
 	MaxCostUSD    float64
 	// PriceIn and PriceOut: USD per million tokens; nil when not given.
 	PriceIn, PriceOut *float64
+	// TestNetwork and TestSockets open the test command's sandbox
+	// (test-network: loopback or open; test-socket: paths, one a line).
+	TestNetwork sandbox.Network
+	TestSockets []string
 }
 
 // readInputs reads and checks the inputs; a bad one is a usage error
@@ -104,6 +111,19 @@ func readInputs(gha *githubactions.Action) (inputs, error) {
 	price("price-out", &in.PriceOut)
 	if (in.PriceIn == nil) != (in.PriceOut == nil) {
 		bad = append(bad, "price-in and price-out go together (USD per million input and output tokens)")
+	}
+	if n, err := sandbox.ParseNetwork(get("test-network")); err != nil {
+		bad = append(bad, fmt.Sprintf("test-network=%q is not loopback or open", get("test-network")))
+	} else {
+		in.TestNetwork = n
+	}
+	for _, line := range strings.Split(get("test-socket"), "\n") {
+		if p := strings.TrimSpace(line); p != "" {
+			if !filepath.IsAbs(p) || filepath.Clean(p) != p {
+				bad = append(bad, fmt.Sprintf("test-socket %q is not a clean absolute path", p))
+			}
+			in.TestSockets = append(in.TestSockets, p)
+		}
 	}
 	switch strings.ToLower(in.Mode) {
 	case "", "auto", "fix", "explain", "flaky":

@@ -144,7 +144,8 @@ func (c *console) plan(p *prepared, ws, tmp string) (plan, error) {
 		// when the tests pass (a review comment, not a red build).
 		ChangeRequested: p.job.Iterate,
 		TestCommand:     first(in.TestCommand, d.TestCommand), Protected: p.cfg.ProtectedPaths(), SecretNames: secretInputEnv,
-		TestEnv: p.cfg.TestEnv, TestWritable: p.cfg.TestWritable, TestTimeout: 10 * time.Minute, Version: c.env.Version,
+		TestEnv: p.cfg.TestEnv, TestWritable: p.cfg.TestWritable, TestNetwork: in.TestNetwork, TestSockets: in.TestSockets,
+		TestTimeout: 10 * time.Minute, Version: c.env.Version,
 		TracePath: filepath.Join(tmp, "trace.jsonl"), BundlePath: filepath.Join(tmp, "bundle.json")}
 	environ := proc.WithoutCommandFiles(c.env.environ())
 	if in.Token != "" {
@@ -247,15 +248,15 @@ func short(sha string) string {
 
 // warnPersistedCredentials warns when the checkout kept a credential in the
 // git config (actions/checkout's default): test code the model writes runs
-// in the workspace and could read it. Only names are read, never values.
+// in the workspace, where only the sandbox keeps it from the credential. Only names are read, never values.
 func (c *console) warnPersistedCredentials(ctx context.Context, ws string) {
 	out, err := gitexec.Output(ctx, gitexec.Options{Dir: ws}, "config", "--includes", "--name-only", "--get-regexp", `^http\..*\.extraheader$`)
 	if err != nil || strings.TrimSpace(out) == "" {
 		return
 	}
 	c.gha.Warningf("the checkout left a credential in the git config (%s): code the model writes runs as tests in this "+
-		"workspace and could read it; use actions/checkout with `persist-credentials: false` (mini-agent publishes "+
-		"through the API and needs no git credential)", oneLine(out))
+		"workspace; the sandbox hides the credential from it where it can (the run's warnings say whether it did); use "+
+		"actions/checkout with `persist-credentials: false` (mini-agent publishes through the API and needs no git credential)", oneLine(out))
 }
 
 // precheck ends the job before any model call when publishing would not

@@ -145,9 +145,11 @@ func TestBuildCommandsAgree(t *testing.T) {
 
 var (
 	// specInputs are issue 5's inputs, plus `script` (the script provider's
-	// trajectory, which `mini-agent action` reads too).
+	// trajectory, which `mini-agent action` reads too), and issue 21's
+	// test-network and test-socket.
 	specInputs = []string{"github-token", "provider", "model", "base-url", "api-key", "test-command",
-		"mode", "failure-log", "max-steps", "max-minutes", "max-cost-usd", "price-in", "price-out", "config", "script", "ci-wait-minutes"}
+		"mode", "failure-log", "max-steps", "max-minutes", "max-cost-usd", "price-in", "price-out", "config", "script", "ci-wait-minutes",
+		"test-network", "test-socket"}
 	// specOutputs are issue 5's outputs, plus issue 12's flaky mode's
 	// issue and PR numbers.
 	specOutputs = []string{"status", "error", "pr-url", "branch", "bundle", "trace", "steps", "tokens", "cost-usd", "flaky-issues", "flaky-prs"}

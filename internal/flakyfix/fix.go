@@ -24,7 +24,9 @@ import (
 	"github.com/org/mini-agent/internal/flaky"
 	"github.com/org/mini-agent/internal/flakyrun"
 	"github.com/org/mini-agent/internal/pipeline"
+	"github.com/org/mini-agent/internal/sandbox"
 	"github.com/org/mini-agent/internal/testcmd"
+	"github.com/org/mini-agent/tools"
 )
 
 // FixConfig is one fix of one flaky test.
@@ -152,6 +154,7 @@ func Fix(ctx context.Context, fc FixConfig) (*FixResult, error) {
 	// (a) The rerun bar: the same selection, stressors and seeds.
 	cfg := fc.Detect
 	cfg.Workdir = tree.Dir()
+	cfg.Access = cleanAccess(ctx, fc.Detect)
 	// The same selection as the detection: narrowing to the target alone
 	// would hide an order dependence on the tests around it, and a seed
 	// replays an order of that selection only.
@@ -193,7 +196,7 @@ func Fix(ctx context.Context, fc FixConfig) (*FixResult, error) {
 	// (b) The whole suite once more under -race -shuffle=on (Go only).
 	if cfg.Command.Runner() == testcmd.Go {
 		whole := fc.Detect
-		whole.Workdir = tree.Dir()
+		whole.Workdir, whole.Access = tree.Dir(), cfg.Access
 		// One run that reports tests: a second only when -race proved
 		// unavailable and the first told nothing.
 		whole.Tests, whole.MaxRuns, whole.KeepFailureLog = nil, 2, false
@@ -407,4 +410,16 @@ func publishedTree(ctx context.Context, workdir string, b *bundle.Bundle) (*clea
 		}
 	}
 	return t, nil
+}
+
+// cleanAccess is the sandbox access of runs on a clean checkout the
+// harness made: the detection's, the checkout given to the unprivileged
+// user test code runs as (as root), and the workspace's persisted
+// credentials masked there too (test code knows where the workspace is).
+func cleanAccess(ctx context.Context, d flakyrun.Config) sandbox.Access {
+	a := d.Access
+	a.HandOver = true
+	masks, _, _ := tools.CredentialMasks(ctx, d.Workdir)
+	a.Masks = append(slices.Clone(a.Masks), masks...)
+	return a
 }

@@ -44,7 +44,7 @@ func Handoff(ctx context.Context, job pipeline.Job, deps pipeline.Deps, out *pip
 	}
 	cfg := flakyrun.Config{Workdir: job.Workdir, Command: cmd, Tests: names, RunTimeout: job.TestTimeout,
 		Env: deps.Environ, EnvAllow: job.TestEnv, SecretNames: job.SecretNames, WritableDirs: job.TestWritable,
-		NoSandbox: job.NoSandbox, Progress: deps.Progress, KeepFailureLog: true}
+		NoSandbox: job.NoSandbox, Access: job.TestAccess(), Progress: deps.Progress, KeepFailureLog: true}
 	ex, err := flakyrun.Examine(ctx, cfg, 0)
 	if err != nil {
 		if ctx.Err() != nil {

@@ -43,6 +43,7 @@ import (
 	"github.com/org/mini-agent/internal/gitexec"
 	"github.com/org/mini-agent/internal/pipeline"
 	"github.com/org/mini-agent/internal/publish"
+	"github.com/org/mini-agent/internal/redact"
 	"github.com/org/mini-agent/internal/testcmd"
 )
 
@@ -150,10 +151,15 @@ func Run(ctx context.Context, gh GitHub, job Job) (*Result, error) {
 		return nil, errors.New("flakyjob: owner, repository, default branch, test command and policy are required")
 	}
 	fc := job.Config.Flaky
+	// Everything the mode publishes or logs is redacted, whichever step
+	// wrote it.
+	rd := secrets(ctx, job)
+	gh = redactingGitHub{GitHub: gh, rd: rd}
 	r := &runner{gh: gh, job: job, log: job.Progress}
 	if r.log == nil {
 		r.log = io.Discard
 	}
+	r.log = redact.Writer{W: r.log, Rd: rd}
 	scan, err := flakyscan.Scan(ctx, gh, flakyscan.Options{Owner: job.Owner, Repo: job.Repo, End: job.End,
 		Days: fc.WindowDays, DefaultBranch: job.DefaultBranch})
 	if err != nil {

@@ -22,7 +22,7 @@ func (r *runner) detectConfig(tests []string) flakyrun.Config {
 	return flakyrun.Config{Workdir: r.job.Workdir, Command: r.job.Command, Tests: tests,
 		MaxRuns: fc.MaxRuns, MaxTime: time.Duration(fc.MaxMinutes) * time.Minute, MinRuns: r.job.MinRuns, Seed: r.job.Seed,
 		RunTimeout: r.job.Fix.TestTimeout, Env: r.job.Env, EnvAllow: r.job.EnvAllow, SecretNames: r.job.SecretNames,
-		WritableDirs: r.job.WritableDirs, NoSandbox: r.job.NoSandbox, Progress: r.log, KeepFailureLog: true}
+		WritableDirs: r.job.WritableDirs, NoSandbox: r.job.NoSandbox, Access: r.job.Fix.TestAccess(), Progress: r.log, KeepFailureLog: true}
 }
 
 // probeRuns bounds the clean executions of the narrowed probe.

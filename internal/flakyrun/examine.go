@@ -98,8 +98,14 @@ func (e *WholeSuiteError) Unwrap() error { return e.Err }
 // Errors are Detect's: the probe's as they are, the whole suite's wrapped
 // in a WholeSuiteError; on cancellation the context's error.
 func Examine(ctx context.Context, cfg Config, probeRuns int) (*Examined, error) {
+	// The first detection runs before any test code ran in the workspace:
+	// the harness may fetch the dependencies then, and only then (the
+	// configurations kept for later runs do not).
+	first := cfg
+	first.PrefetchModules = true
+	cfg.PrefetchModules = false
 	if len(cfg.Tests) == 0 {
-		res, err := Detect(ctx, cfg)
+		res, err := Detect(ctx, first)
 		if err != nil {
 			return nil, err
 		}
@@ -111,7 +117,8 @@ func Examine(ctx context.Context, cfg Config, probeRuns int) (*Examined, error) 
 	probe := cfg
 	probe.Tests = slices.Clone(cfg.Tests)
 	probe.MinRuns = min(cmp(cfg.MinRuns, DefaultMinRuns), probeRuns)
-	res, err := Detect(ctx, probe)
+	first.Tests, first.MinRuns = probe.Tests, probe.MinRuns
+	res, err := Detect(ctx, first)
 	if err != nil {
 		return nil, err
 	}

@@ -26,6 +26,7 @@ import (
 	"time"
 
 	"github.com/org/mini-agent/internal/flaky"
+	"github.com/org/mini-agent/internal/sandbox"
 	"github.com/org/mini-agent/internal/testcmd"
 	"github.com/org/mini-agent/tools"
 )
@@ -88,6 +89,14 @@ type Config struct {
 	// The run_test tool's containment settings (see tools.RunTestConfig).
 	Env, EnvAllow, SecretNames, WritableDirs []string
 	NoSandbox                                bool
+	// Access is the sandbox's access (the network, opted-in sockets,
+	// credential masks, a workspace the harness made): see
+	// tools.RunTestConfig.Access.
+	Access sandbox.Access
+	// PrefetchModules downloads the Go module's dependencies before the
+	// first run without network (tools.RunTestConfig.PrefetchModules):
+	// Examine sets it for its first detection only.
+	PrefetchModules bool
 	// ReadOnlyModules keeps the Go module cache out of the sandbox's
 	// writable places (the proof's runs, after the harness downloaded the
 	// dependencies): see tools.RunTestConfig.ReadOnlyModules.
@@ -198,6 +207,7 @@ func detect(ctx context.Context, cfg Config, res *Result) error {
 	rt := tools.NewRunTest(ws, tools.RunTestConfig{
 		Command: cfg.Command, Timeout: runTimeout, Env: cfg.Env, EnvAllow: cfg.EnvAllow,
 		SecretNames: cfg.SecretNames, WritableDirs: cfg.WritableDirs, NoSandbox: cfg.NoSandbox,
+		Access: cfg.Access, PrefetchModules: cfg.PrefetchModules,
 		// Evidence is never a cached replay of an earlier run.
 		Uncached: true, ReadOnlyModules: cfg.ReadOnlyModules,
 	})

@@ -11,6 +11,7 @@ import (
 	"github.com/org/mini-agent/agent/provider/pricing"
 	"github.com/org/mini-agent/internal/protect"
 	"github.com/org/mini-agent/internal/safefile"
+	"github.com/org/mini-agent/internal/sandbox"
 	"github.com/org/mini-agent/internal/testcmd"
 )
 
@@ -51,6 +52,13 @@ type Job struct {
 	TestWritable []string
 	// NoSandbox runs the test command without the kernel sandbox.
 	NoSandbox bool
+	// TestNetwork is the network the test command gets: "" or loopback (a
+	// network namespace with only loopback), or open (--test-network).
+	TestNetwork sandbox.Network
+	// TestSockets are unix sockets the test command may connect to
+	// although the isolation would keep it from them (--test-socket; the
+	// docker socket for tests that drive containers): absolute paths.
+	TestSockets []string
 	// Version of mini-agent, recorded in the bundle and the report footer.
 	Version string
 
@@ -143,6 +151,14 @@ func (o *Job) Check() error {
 	if _, err := protect.New(o.Protected); err != nil {
 		return configErr("protected", ": %v", err)
 	}
+	if _, err := sandbox.ParseNetwork(string(o.TestNetwork)); err != nil {
+		return configErr("test-network", ": %v", err)
+	}
+	for _, s := range o.TestSockets {
+		if !filepath.IsAbs(s) || filepath.Clean(s) != s {
+			return configErr("test-socket", ": %q is not a clean absolute path", s)
+		}
+	}
 	for _, p := range o.failureLogs() {
 		if _, err := os.Stat(p); err != nil {
 			return configErr("failure-log", ": %v", err)
@@ -164,6 +180,13 @@ func (o *Job) Check() error {
 		}
 	}
 	return nil
+}
+
+// TestAccess is the sandbox access the job's test runs get: the network
+// and the opted-in sockets.
+func (o *Job) TestAccess() sandbox.Access {
+	n, _ := sandbox.ParseNetwork(string(o.TestNetwork)) // Check refused a bad one
+	return sandbox.Access{Network: n, Sockets: o.TestSockets}
 }
 
 // failureLogs lists every given failure log.

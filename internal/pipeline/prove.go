@@ -50,9 +50,15 @@ type prover struct {
 // prover is called from start, before the first test run.
 func (s *session) prover(cmd *testcmd.Command) *prover {
 	r := s.r
+	// The clean checkouts are the harness's (as root, test code runs
+	// there as an unprivileged user they are given to), and the
+	// workspace's persisted credentials stay hidden there too: test code
+	// knows where the workspace is.
+	access := r.TestAccess()
+	access.HandOver, access.Masks = true, s.credMasks
 	p := &prover{repo: s.ws.Dir(), commit: s.b.BaseSHA, cmd: cmd, env: r.Environ, r: r, cfg: flakyrun.Config{
 		MaxTime: 24 * time.Hour, RunTimeout: r.TestTimeout, EnvAllow: r.TestEnv, SecretNames: r.SecretNames,
-		WritableDirs: r.TestWritable, NoSandbox: r.NoSandbox,
+		WritableDirs: r.TestWritable, NoSandbox: r.NoSandbox, Access: access,
 	}}
 	if cmd.Runner() == testcmd.Go {
 		p.goBin = resolve("go")

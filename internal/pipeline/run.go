@@ -24,6 +24,7 @@ import (
 	"github.com/org/mini-agent/internal/redact"
 	"github.com/org/mini-agent/internal/report"
 	"github.com/org/mini-agent/internal/safefile"
+	"github.com/org/mini-agent/internal/sandbox"
 	"github.com/org/mini-agent/internal/snapshot"
 	"github.com/org/mini-agent/internal/testcmd"
 	"github.com/org/mini-agent/tools"
@@ -165,7 +166,9 @@ type session struct {
 	cont      *containment
 	protected *protect.Set
 	redact    redact.Func
-	known     redact.Func // the known secret values only: what a change is judged by
+	known     redact.Func    // the known secret values only: what a change is judged by
+	credKeys  []string       // the keys of the credentials the checkout's git config persists
+	credMasks []sandbox.Mask // its config files without them, for test code
 	b         *bundle.Bundle
 	trace     *safefile.File
 	events    []agent.Event
@@ -192,9 +195,12 @@ func (r *runner) start(ctx context.Context) (*session, error) {
 		return nil, configErr("workdir", ": %v", err)
 	}
 	s.ws = ws
+	// No test code ran in the workspace yet: the harness may fetch the
+	// module's dependencies before the first run without network.
 	s.runTest = tools.NewRunTest(ws, tools.RunTestConfig{Command: testCmd, Timeout: r.TestTimeout,
 		SecretNames: r.SecretNames, Env: r.Environ, Summarize: summarizeFailures,
-		EnvAllow: r.TestEnv, WritableDirs: r.TestWritable, NoSandbox: r.NoSandbox})
+		EnvAllow: r.TestEnv, WritableDirs: r.TestWritable, NoSandbox: r.NoSandbox,
+		Access: r.TestAccess(), PrefetchModules: true})
 	if s.snap, err = snapshot.TakeExcluding(ctx, ws.Dir(), []string{r.TracePath, r.BundlePath, r.SummaryPath}); err != nil {
 		s.close()
 		return nil, err
@@ -334,8 +340,16 @@ func (s *session) finish(status bundle.Status) (*Outcome, error) {
 	}
 	b.Status = status
 	b.Isolation = s.runTest.Protections()
-	if b.Isolation == "" {
-		b.Isolation = s.prove.protections // only the harness's clean-checkout runs ran
+	switch clean := s.prove.protections; {
+	case b.Isolation == "":
+		b.Isolation = clean // only the harness's clean-checkout runs ran
+	case clean != "" && clean != b.Isolation:
+		// As root the clean checkouts run as another user than the
+		// workspace's runs: say what held in each.
+		b.Isolation = "workspace: " + b.Isolation + " | clean checkouts: " + clean
+	}
+	if w := s.credentialWarning(); w != "" {
+		b.Warnings = append(b.Warnings, w)
 	}
 	b.Message = rd(b.Message)
 	b.Report.Summary, b.Report.RootCause = rd(b.Report.Summary), rd(b.Report.RootCause)

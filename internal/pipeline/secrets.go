@@ -10,6 +10,7 @@ import (
 	"github.com/org/mini-agent/internal/bundle"
 	"github.com/org/mini-agent/internal/proc"
 	"github.com/org/mini-agent/internal/redact"
+	"github.com/org/mini-agent/tools"
 )
 
 // redactCheckoutCredentials extends the run's redaction, before any test
@@ -44,19 +45,39 @@ func (s *session) redactCheckoutCredentials(ctx context.Context) {
 		}
 	}
 	s.redact, s.known = redact.New(values), redact.Values(values)
-	if len(keys) > 0 {
-		what := "a persisted credential"
-		if len(keys) > 1 {
-			what = "persisted credentials"
-		}
-		s.b.Warnings = append(s.b.Warnings, s.redact("the checkout's git config holds "+what+" ("+strings.Join(keys, ", ")+
-			"): it is redacted everywhere, but code under test can read it; set persist-credentials: false on actions/checkout "+
-			"(mini-agent never needs it: it commits through the API)"))
-	}
+	s.credKeys = keys
 	if err != nil {
 		s.b.Warnings = append(s.b.Warnings, s.redact("the checkout's git config could not be read for persisted credentials: "+oneLine(err.Error())))
 	}
+	// The same files, masked in every sandboxed run (the workspace's
+	// run_test adds its own; the clean checkouts get these).
+	masks, _, merr := tools.CredentialMasks(ctx, s.ws.Dir())
+	s.credMasks = masks
+	if merr != nil && err == nil {
+		s.b.Warnings = append(s.b.Warnings, s.redact("the persisted credentials could not be masked for test code: "+oneLine(merr.Error())))
+	}
 	r.Progress = redactingWriter{w: r.Progress, rd: s.redact}
+}
+
+// credentialWarning says, at the end of the run, that the checkout's git
+// config persists a credential (by key, never its value) and whether test
+// code could read it: the sandbox hides it where it can make a mount
+// namespace (root, passwordless sudo, an unprivileged user namespace).
+func (s *session) credentialWarning() string {
+	if len(s.credKeys) == 0 {
+		return ""
+	}
+	what := "a persisted credential"
+	if len(s.credKeys) > 1 {
+		what = "persisted credentials"
+	}
+	reach := "code under test could read it (the sandbox could not hide it: see the isolation line)"
+	if s.runTest.CredentialsHidden() || (s.runTest.Protections() == "" && strings.Contains(s.prove.protections, "persisted credentials hidden")) {
+		reach = "the sandbox hid it from code under test"
+	}
+	return s.redact("the checkout's git config holds " + what + " (" + strings.Join(s.credKeys, ", ") +
+		"): it is redacted everywhere, and " + reach + "; set persist-credentials: false on actions/checkout " +
+		"(mini-agent never needs it: it commits through the API)")
 }
 
 // changeLeaksSecret reports whether the change must not be proposed: it

@@ -227,7 +227,7 @@ func runStep(runCtx context.Context, s Spec, argv []string, captures []*HeadTail
 		streams[i] = &stream{r: r, w: w, capture: c, log: log}
 	}
 
-	var box sandbox.Status
+	launch := sandbox.Launch{Argv: argv, Env: s.Env}
 	if s.Sandbox != nil {
 		// The command is resolved here, as exec.Command would, so a missing
 		// program is still ErrNotStarted and not a wrapper's exit status.
@@ -236,15 +236,20 @@ func runStep(runCtx context.Context, s Spec, argv []string, captures []*HeadTail
 			closeStreams(streams)
 			return step{}, fmt.Errorf("run %s: %w: %w", name, ErrNotStarted, err)
 		}
-		boxed, st := sandbox.Command(*s.Sandbox, append([]string{path}, argv[1:]...))
-		if box = st; box.Active() {
-			argv = boxed
+		p := *s.Sandbox
+		if p.Dir == "" {
+			p.Dir = s.Dir
+		}
+		launch = sandbox.Prepare(p, append([]string{path}, argv[1:]...), s.Env)
+		if !launch.Status.Active() {
+			launch.Argv, launch.Env = argv, s.Env
 		}
 	}
+	argv = launch.Argv
 	newCmd := func() *exec.Cmd {
 		cmd := exec.Command(argv[0], argv[1:]...)
 		cmd.Dir = s.Dir
-		cmd.Env = s.Env
+		cmd.Env = launch.Env
 		if cmd.Env == nil {
 			cmd.Env = []string{}
 		}
@@ -254,6 +259,7 @@ func runStep(runCtx context.Context, s Spec, argv []string, captures []*HeadTail
 	}
 	cmd := newCmd()
 	rec := setRunAttrs(cmd, s.noCgroup)
+	launch.SetAttrs(cmd.SysProcAttr)
 
 	start := time.Now()
 	beginStart()
@@ -290,7 +296,10 @@ func runStep(runCtx context.Context, s Spec, argv []string, captures []*HeadTail
 		ended = true
 		waitErr = terminate(cmd.Process, waitCh, grace)
 	}
-	res := step{Result: Result{Duration: time.Since(start), Containment: rec.mechanism(), Sandbox: box}, ended: ended}
+	res := step{Result: Result{Duration: time.Since(start), Containment: rec.mechanism()}, ended: ended}
+	if s.Sandbox != nil {
+		res.Sandbox = launch.Status
+	}
 	// Background members of the group (a server a test forgot, a sleeping
 	// grandchild) and processes that left it (a daemon that called setsid)
 	// would keep the pipes open and outlive the run.

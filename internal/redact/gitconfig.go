@@ -322,3 +322,101 @@ func keepSecrets(values []string) []string {
 // minSecretLen is the shortest config value redacted, as for the
 // environment's (internal/proc): shorter ones would mask ordinary words.
 const minSecretLen = 8
+
+// Masked returns, for each config file that persists one of creds (as
+// FromGitConfig found them), its content without them: every entry of a
+// credential's key is removed, and a URL-valued one (remote.origin.url)
+// comes back with its user info cut. The result is what code under test
+// may see in place of the file (internal/sandbox masks it), keyed by the
+// file's path. The files are parsed and edited by git, as FromGitConfig
+// reads them: on copies, with no repository and no include followed.
+func Masked(ctx context.Context, creds []Credential) (map[string]string, error) {
+	byFile := map[string][]string{}
+	var files []string
+	for _, c := range creds {
+		if _, ok := byFile[c.File]; !ok {
+			files = append(files, c.File)
+		}
+		if !slices.Contains(byFile[c.File], c.Key) {
+			byFile[c.File] = append(byFile[c.File], c.Key)
+		}
+	}
+	out := map[string]string{}
+	var errs []error
+	for _, f := range files {
+		content, err := maskFile(ctx, f, byFile[f])
+		if err != nil {
+			errs = append(errs, fmt.Errorf("git config %s: %w", f, err))
+			continue
+		}
+		out[f] = content
+	}
+	return out, errors.Join(errs...)
+}
+
+// maskFile is the file at path without the entries of keys.
+func maskFile(ctx context.Context, path string, keys []string) (string, error) {
+	data, err := readConfigFile(path)
+	if err != nil {
+		return "", err
+	}
+	entries, err := parseConfig(ctx, data)
+	if err != nil {
+		return "", err
+	}
+	work, err := os.MkdirTemp("", "mini-agent-gitconfig-")
+	if err != nil {
+		return "", err
+	}
+	defer os.RemoveAll(work)
+	copyPath := filepath.Join(work, "config")
+	if err := os.WriteFile(copyPath, data, 0o600); err != nil {
+		return "", err
+	}
+	git := func(args ...string) error {
+		_, err := gitexec.Run(ctx, gitexec.Options{Dir: work, Env: []string{"GIT_DIR=" + filepath.Join(work, "none")}},
+			append([]string{"config", "--file", copyPath}, args...)...)
+		return err
+	}
+	for _, key := range keys {
+		if err := git("--unset-all", key); err != nil {
+			return "", fmt.Errorf("remove %s: %w", key, err)
+		}
+		if strings.HasSuffix(key, ".extraheader") || len(urlSecrets(key)) > 0 {
+			continue // the whole entry is the credential
+		}
+		for _, e := range entries {
+			if e.key != key {
+				continue
+			}
+			if v := withoutUserInfo(e.value); v != e.value || len(urlSecrets(v)) == 0 {
+				if err := git("--add", key, v); err != nil {
+					return "", fmt.Errorf("restore %s: %w", key, err)
+				}
+			}
+		}
+	}
+	b, err := os.ReadFile(copyPath)
+	return string(b), err
+}
+
+// withoutUserInfo cuts the user info out of every URL in s.
+func withoutUserInfo(s string) string {
+	var b strings.Builder
+	for {
+		i := strings.Index(s, "://")
+		if i < 0 {
+			b.WriteString(s)
+			return b.String()
+		}
+		b.WriteString(s[:i+3])
+		s = s[i+3:]
+		end := len(s)
+		if j := strings.IndexAny(s, "/?# \t\n"); j >= 0 {
+			end = j
+		}
+		if at := strings.LastIndexByte(s[:end], '@'); at >= 0 {
+			s = s[at+1:]
+		}
+	}
+}

@@ -224,3 +224,52 @@ func TestGitConfigHostileFiles(t *testing.T) {
 		t.Fatalf("creds %+v", creds)
 	}
 }
+
+// The masked copy of each file keeps everything but the credentials: the
+// extra header gone, the remote's URL without its user info, an included
+// file's header gone too, other settings as they were.
+func TestMaskedConfigsKeepAllButTheCredentials(t *testing.T) {
+	t.Parallel()
+	dir := newRepo(t)
+	token := "ghs_" + "MASKEDcanary0123456789abcdefABCDEFghij"[:36]
+	header := "AUTHORIZATION: basic " + base64.StdEncoding.EncodeToString([]byte("x-access-token:"+token))
+	inc := filepath.Join(t.TempDir(), "git-credentials-1.config")
+	if err := os.WriteFile(inc, []byte("[http \"https://github.com/\"]\n\textraheader = "+header+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, kv := range [][]string{
+		{"http.https://github.com/.extraheader", header},
+		{"remote.origin.url", "https://x-access-token:" + token + "@github.com/o/r"},
+		{"url.https://" + token + "@github.com/.insteadOf", "https://github.com/"},
+		{"core.autocrlf", "false"},
+		{"includeIf.gitdir:" + dir + "/.path", inc},
+	} {
+		git(t, dir, "config", kv[0], kv[1])
+	}
+	creds, err := FromGitConfig(context.Background(), dir)
+	if err != nil || len(creds) < 4 {
+		t.Fatalf("FromGitConfig = %v, %v", creds, err)
+	}
+	masked, err := Masked(context.Background(), creds)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := masked[filepath.Join(dir, ".git", "config")]
+	for _, gone := range []string{token, "extraheader", "basic", "x-access-token"} {
+		if strings.Contains(cfg, gone) {
+			t.Errorf("the masked config still holds %q:\n%s", gone, cfg)
+		}
+	}
+	for _, kept := range []string{"url = https://github.com/o/r", "autocrlf = false", "path = " + inc} {
+		if !strings.Contains(cfg, kept) {
+			t.Errorf("the masked config lost %q:\n%s", kept, cfg)
+		}
+	}
+	if incMasked, ok := masked[inc]; !ok || strings.Contains(incMasked, token) || strings.Contains(incMasked, "basic") {
+		t.Errorf("the included file's mask: %q (present %t)", incMasked, ok)
+	}
+	// The files themselves are untouched.
+	if data, _ := os.ReadFile(inc); !strings.Contains(string(data), header) {
+		t.Errorf("the included file changed: %q", data)
+	}
+}

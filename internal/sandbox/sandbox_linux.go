@@ -5,9 +5,6 @@ package sandbox
 import (
 	"fmt"
 	"os"
-	"os/exec"
-	"strings"
-	"syscall"
 
 	"github.com/landlock-lsm/go-landlock/landlock"
 	ll "github.com/landlock-lsm/go-landlock/landlock/syscall"
@@ -23,7 +20,8 @@ const erratumSignalScope = 0x2
 
 // handledFS is every filesystem right the sandbox restricts. Device ioctls
 // and connecting to pathname unix sockets stay as they are: tests use
-// both, and neither writes a file.
+// both, and neither writes a file. (The sockets test code must not reach
+// are kept from it by its identity, or hidden: see isolation.)
 var handledFS = landlock.V11.HandledAccessFS &^ (ll.AccessFSIoctlDev | ll.AccessFSResolveUnix)
 
 // devFiles are writable in every sandbox: programs write to them routinely.
@@ -32,7 +30,8 @@ var devFiles = []string{"/dev/null", "/dev/zero", "/dev/full", "/dev/tty", "/dev
 // devDirs are writable in every sandbox (shared memory, pseudo-terminals).
 var devDirs = []string{"/dev/shm", "/dev/pts"}
 
-// Probe reports the protections a sandboxed command gets on this kernel.
+// Probe reports the Landlock protections a sandboxed command gets on this
+// kernel (Prepare adds the rest).
 func Probe() Status {
 	abi, err := ll.LandlockGetABIVersion()
 	if err != nil || abi <= 0 {
@@ -45,8 +44,10 @@ func Probe() Status {
 	if abi < minABI {
 		return Status{ABI: abi, Reason: fmt.Sprintf("Landlock ABI %d is older than %d", abi, minABI)}
 	}
-	// As root, the command still read other processes' environ on a 6.18
-	// kernel with Landlock ABI 7 (measured): the claim is not made for root.
+	// As root with capabilities, the command still read other processes'
+	// environ on a 6.18 kernel with Landlock ABI 7 (measured); without
+	// them it did not. Prepare corrects the claim for what the command
+	// keeps.
 	st := Status{ABI: abi, Writes: true, Ptrace: os.Geteuid() != 0}
 	if abi >= 6 {
 		errata, err := ll.LandlockGetErrata()
@@ -78,31 +79,4 @@ func rules(writable []string) []landlock.Rule {
 	out = append(out, landlock.RWDirs(dirs...).WithRefer().IgnoreIfMissing())
 	out = append(out, landlock.RWFiles(files...).IgnoreIfMissing())
 	return out
-}
-
-// wrapperMain confines this process and execs the command. Exit codes:
-// 126 the sandbox could not be set up, 127 the command could not be run.
-func wrapperMain(args []string) int {
-	writable, argv, err := parseWrapperArgs(args)
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "mini-agent sandbox: %v\n", err)
-		return 126
-	}
-	if st := Probe(); st.Active() {
-		cfg := landlock.Config{HandledAccessFS: handledFS, Scoped: landlock.V11.Scoped}.BestEffort()
-		if err := cfg.Restrict(rules(writable)...); err != nil {
-			fmt.Fprintf(os.Stderr, "mini-agent sandbox: landlock: %v\n", err)
-			return 126
-		}
-	}
-	path := argv[0]
-	if !strings.Contains(path, "/") {
-		if path, err = exec.LookPath(path); err != nil {
-			fmt.Fprintf(os.Stderr, "mini-agent sandbox: %v\n", err)
-			return 127
-		}
-	}
-	err = syscall.Exec(path, argv, os.Environ())
-	fmt.Fprintf(os.Stderr, "mini-agent sandbox: exec %s: %v\n", argv[0], err)
-	return 127
 }

@@ -3,16 +3,22 @@
 package sandbox_test
 
 import (
+	"bufio"
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/org/mini-agent/internal/sandbox"
 	"github.com/org/mini-agent/internal/sandbox/sandboxtest"
@@ -21,7 +27,9 @@ import (
 // The test binary is its own launcher, and doubles as the hostile program
 // run inside the sandbox when helperEnv is set: its arguments name an
 // attack, optionally after "nobody" (drop to uid/gid 65534 first, as code
-// under test runs on a hosted runner).
+// under test runs on a hosted runner). As "harness SPEC ATTACK..." it
+// plays mini-agent itself: it runs the attack through sandbox.Prepare (or
+// directly, the control) and prints what happened as JSON.
 const helperEnv = "SANDBOX_TEST_HELPER"
 
 func TestMain(m *testing.M) {
@@ -29,10 +37,18 @@ func TestMain(m *testing.M) {
 	if os.Getenv(helperEnv) != "" {
 		os.Exit(helper(os.Args[1:]))
 	}
-	os.Exit(m.Run())
+	code := m.Run()
+	sandbox.Cleanup()
+	if exePath != "" {
+		os.RemoveAll(filepath.Dir(exePath))
+	}
+	os.Exit(code)
 }
 
 func helper(args []string) int {
+	if len(args) > 0 && args[0] == "harness" {
+		return harness(args[1:])
+	}
 	if len(args) > 0 && args[0] == "nobody" {
 		if err := dropToNobody(); err != nil {
 			fmt.Println("drop:", err)
@@ -40,21 +56,77 @@ func helper(args []string) int {
 		}
 		args = args[1:]
 	}
-	if len(args) != 2 {
+	if len(args) < 1 {
 		fmt.Println("bad helper args", args)
 		return 2
+	}
+	arg := func(i int) string {
+		if i < len(args) {
+			return args[i]
+		}
+		return ""
 	}
 	var err error
 	switch args[0] {
 	case "write":
-		err = os.WriteFile(args[1], []byte("planted"), 0o644)
+		err = os.WriteFile(arg(1), []byte("planted"), 0o644)
+	case "append":
+		var f *os.File
+		if f, err = os.OpenFile(arg(1), os.O_WRONLY|os.O_APPEND, 0); err == nil {
+			_, err = f.WriteString("GOFLAGS=-toolexec=/tmp/x\n")
+			f.Close()
+		}
 	case "readenv":
 		var b []byte
-		b, err = os.ReadFile("/proc/" + args[1] + "/environ")
+		b, err = os.ReadFile("/proc/" + arg(1) + "/environ")
 		os.Stdout.Write(bytes.ReplaceAll(b, []byte{0}, []byte{'\n'}))
+	case "read":
+		var b []byte
+		if b, err = os.ReadFile(arg(1)); err == nil {
+			os.Stdout.Write(b)
+			if !bytes.Contains(b, []byte(arg(2))) {
+				err = errors.New("no secret in it")
+			}
+		}
 	case "kill":
-		pid, _ := strconv.Atoi(args[1])
+		pid, _ := strconv.Atoi(arg(1))
 		err = syscall.Kill(pid, syscall.SIGTERM)
+	case "docker":
+		var ans string
+		if ans, err = sandboxtest.AskDaemon(arg(1)); err == nil && ans != "OK" {
+			err = fmt.Errorf("daemon answered %q", ans)
+		}
+	case "sudo":
+		var out []byte
+		out, err = exec.Command("sudo", "-n", "id", "-u").CombinedOutput()
+		fmt.Printf("%s", out)
+		if err == nil && strings.TrimSpace(string(out)) != "0" {
+			err = errors.New("not root")
+		}
+	case "ifaces":
+		var ifs []net.Interface
+		ifs, err = net.Interfaces()
+		var names []string
+		for _, i := range ifs {
+			names = append(names, i.Name)
+		}
+		fmt.Println("interfaces:", strings.Join(names, ","))
+		if err == nil && len(names) == 1 && names[0] == "lo" {
+			err = errors.New("loopback only")
+		}
+	case "dial":
+		var c net.Conn
+		if c, err = net.DialTimeout("tcp", arg(1), 3*time.Second); err == nil {
+			c.SetDeadline(time.Now().Add(3 * time.Second))
+			line, _ := bufio.NewReader(c).ReadString('\n')
+			c.Close()
+			fmt.Print(line)
+			if strings.TrimSpace(line) != arg(2) {
+				err = errors.New("no token")
+			}
+		}
+	case "id":
+		fmt.Printf("uid=%d gid=%d groups=%v\n", os.Getuid(), os.Getgid(), must(os.Getgroups()))
 	default:
 		err = errors.New("unknown attack")
 	}
@@ -65,6 +137,8 @@ func helper(args []string) int {
 	fmt.Println("ok")
 	return 0
 }
+
+func must[T any](v T, _ error) T { return v }
 
 func dropToNobody() error {
 	if os.Getuid() != 0 {
@@ -79,24 +153,90 @@ func dropToNobody() error {
 	return syscall.Setuid(65534)
 }
 
+// harnessSpec is what the helper playing mini-agent runs an attack with.
+type harnessSpec struct {
+	Direct   bool           `json:"direct,omitempty"`
+	Dir      string         `json:"dir,omitempty"`
+	Writable []string       `json:"writable,omitempty"`
+	Access   sandbox.Access `json:"access"`
+}
+
+// harnessResult is what it reports.
+type harnessResult struct {
+	Out    string `json:"out"`
+	OK     bool   `json:"ok"`
+	Status string `json:"status,omitempty"`
+}
+
+func harness(args []string) int {
+	var spec harnessSpec
+	if len(args) < 2 || json.Unmarshal([]byte(args[0]), &spec) != nil {
+		fmt.Println("bad harness args", args)
+		return 2
+	}
+	self, _ := os.Executable()
+	attack := slices.Clone(args[1:])
+	for i, a := range attack {
+		if a == "HARNESS" {
+			attack[i] = strconv.Itoa(os.Getpid())
+		}
+	}
+	argv := append([]string{self}, attack...)
+	env := []string{helperEnv + "=1", "PATH=" + os.Getenv("PATH"), "HOME=/nonexistent"}
+	var res harnessResult
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Env, cmd.Dir = env, spec.Dir
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if !spec.Direct {
+		l := sandbox.Prepare(sandbox.Policy{Launcher: sandbox.Launcher(), Dir: spec.Dir, Writable: spec.Writable, Access: spec.Access}, argv, env)
+		res.Status = l.Status.String()
+		cmd = exec.Command(l.Argv[0], l.Argv[1:]...)
+		cmd.Env, cmd.Dir = l.Env, spec.Dir
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+		l.SetAttrs(cmd.SysProcAttr)
+	}
+	out, err := cmd.CombinedOutput()
+	var ee *exec.ExitError
+	if err != nil && !errors.As(err, &ee) {
+		out = append(out, []byte("start: "+err.Error())...)
+	}
+	res.Out, res.OK = string(out), err == nil
+	b, _ := json.Marshal(res)
+	fmt.Println(string(b))
+	return 0
+}
+
 // attack runs the test binary as the hostile helper, confined by p when
 // sandboxed, and reports its output and whether the attack worked.
 func attack(t *testing.T, sandboxed bool, p sandbox.Policy, args ...string) (string, bool) {
 	t.Helper()
-	self, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
+	// A copy every user can run: the sandbox may make the attack nobody.
+	self := exeCopy(t)
+	if p.Launcher != "" {
+		p.Launcher = self
 	}
 	argv := append([]string{self}, args...)
+	env := append(os.Environ(), helperEnv+"=1")
+	attrs := &syscall.SysProcAttr{}
 	if sandboxed {
-		var st sandbox.Status
-		argv, st = sandbox.Command(p, argv)
-		if !st.Active() {
-			t.Fatalf("sandbox inactive: %s", st)
+		if len(args) > 0 && args[0] == "nobody" && os.Geteuid() == 0 {
+			// Root cannot drop to nobody in the sandbox (it has no
+			// capability left): the sandbox makes it nobody, as it does for
+			// a workspace the harness made.
+			p.HandOver = true
+			if p.Dir == "" {
+				p.Dir = worldDir(t, "ws")
+			}
 		}
+		l := sandbox.Prepare(p, argv, env)
+		if !l.Status.Active() {
+			t.Fatalf("sandbox inactive: %s", l.Status)
+		}
+		argv, env = l.Argv, l.Env
+		l.SetAttrs(attrs)
 	}
 	cmd := exec.Command(argv[0], argv[1:]...)
-	cmd.Env = append(os.Environ(), helperEnv+"=1")
+	cmd.Env, cmd.SysProcAttr = env, attrs
 	out, err := cmd.CombinedOutput()
 	var ee *exec.ExitError
 	if err != nil && !errors.As(err, &ee) {
@@ -105,11 +245,46 @@ func attack(t *testing.T, sandboxed bool, p sandbox.Policy, args ...string) (str
 	return string(out), err == nil
 }
 
+var (
+	exeOnce sync.Once
+	exePath string
+	exeErr  error
+)
+
+// exeCopy is a copy of the test binary in a directory every user can
+// reach (go test builds it in a 0700 one), removed when the tests end.
+func exeCopy(t *testing.T) string {
+	exeOnce.Do(func() {
+		self, err := os.Executable()
+		if err != nil {
+			exeErr = err
+			return
+		}
+		dir, err := os.MkdirTemp("", "sandbox-test-bin-")
+		if err != nil {
+			exeErr = err
+			return
+		}
+		os.Chmod(dir, 0o755)
+		data, err := os.ReadFile(self)
+		if err != nil {
+			exeErr = err
+			return
+		}
+		exePath = filepath.Join(dir, "sandbox.test")
+		exeErr = os.WriteFile(exePath, data, 0o755)
+	})
+	if exeErr != nil {
+		t.Fatal(exeErr)
+	}
+	return exePath
+}
+
 // needLandlock fails when the kernel has Landlock but Status says it is
 // inactive, and skips (saying why) on a kernel without it.
 func needLandlock(t *testing.T) sandbox.Status {
 	st := sandbox.Probe()
-	if !st.Active() {
+	if !st.Writes {
 		if _, err := os.Stat("/sys/kernel/security/landlock"); err == nil {
 			t.Fatalf("Landlock is in the kernel but the sandbox is off: %s", st)
 		}
@@ -147,7 +322,7 @@ func TestSandboxLimitsWrites(t *testing.T) {
 				t.Fatalf("control: unconfined write failed: %s", out)
 			}
 			os.Remove(target)
-			if out, ok := attack(t, true, p, append(who, "write", target)...); ok || !strings.Contains(out, "permission denied") {
+			if out, ok := attack(t, true, p, append(who, "write", target)...); ok || !strings.Contains(out, "error: open "+target+": permission denied") {
 				t.Fatalf("confined write outside the writable dirs: ok=%v %s", ok, out)
 			}
 			if _, err := os.Stat(target); err == nil {
@@ -164,20 +339,22 @@ func TestSandboxLimitsWrites(t *testing.T) {
 }
 
 // Code under test runs as the same user as the harness's own children:
-// both are nobody here. (As root, this kernel lets the confined process read
-// the environ of outside processes anyway: root is not a boundary Landlock
-// keeps, and hosted runners run jobs unprivileged.)
+// both are nobody here, and as root it keeps uid 0 without capabilities
+// (with capabilities, this kernel lets a Landlock-confined root read the
+// environ of outside processes; without them it does not).
 func TestSandboxHidesEnvironOfOutsideProcesses(t *testing.T) {
 	needLandlock(t)
 	p := sandbox.Policy{Launcher: sandbox.Launcher()}
-	v, canary := sandboxtest.Victim(t, true)
-	pid := strconv.Itoa(v.Process.Pid)
-	if out, ok := attack(t, false, p, "nobody", "readenv", pid); !ok || !strings.Contains(out, canary) {
-		t.Fatalf("control: unconfined read of the victim's environ failed: %s", out)
-	}
-	out, ok := attack(t, true, p, "nobody", "readenv", pid)
-	if ok || strings.Contains(out, canary) {
-		t.Fatalf("confined process read another process's environ: %s", out)
+	for _, who := range [][]string{{"nobody"}, nil} {
+		v, canary := sandboxtest.Victim(t, who != nil)
+		pid := strconv.Itoa(v.Process.Pid)
+		if out, ok := attack(t, false, p, append(who, "readenv", pid)...); !ok || !strings.Contains(out, canary) {
+			t.Fatalf("%v control: unconfined read of the victim's environ failed: %s", who, out)
+		}
+		out, ok := attack(t, true, p, append(who, "readenv", pid)...)
+		if ok || strings.Contains(out, canary) || !strings.Contains(out, "error: open /proc/"+pid+"/environ: permission denied") {
+			t.Fatalf("%v: confined process read another process's environ: %s", who, out)
+		}
 	}
 }
 
@@ -194,7 +371,7 @@ func TestSandboxBlocksSignalsToOutsideProcesses(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			v, _ := sandboxtest.Victim(t, who != nil)
 			pid := strconv.Itoa(v.Process.Pid)
-			if out, ok := attack(t, true, p, append(who, "kill", pid)...); ok {
+			if out, ok := attack(t, true, p, append(who, "kill", pid)...); ok || !strings.Contains(out, "error: operation not permitted") {
 				t.Fatalf("confined process signalled an outside process: %s", out)
 			}
 			if err := v.Process.Signal(syscall.Signal(0)); err != nil {
@@ -209,7 +386,7 @@ func TestSandboxBlocksSignalsToOutsideProcesses(t *testing.T) {
 }
 
 // A real `go test` of a small module passes inside the sandbox with the
-// workspace, the temp dir and the tool caches writable.
+// workspace, the temp dir and the tool caches writable, and loopback only.
 func TestSandboxRunsGoTest(t *testing.T) {
 	if testing.Short() {
 		t.Skip("slow end-to-end test; run without -short (scripts/test.sh does)")
@@ -230,15 +407,16 @@ func TestSandboxRunsGoTest(t *testing.T) {
 		t.Fatal(err)
 	}
 	env := os.Environ()
-	p := sandbox.Policy{Launcher: sandbox.Launcher(), Writable: append([]string{ws, os.TempDir()}, sandbox.ToolCaches(env)...)}
-	argv, st := sandbox.Command(p, []string{gobin, "test", "-count=1", "./..."})
-	if !st.Active() {
-		t.Fatalf("sandbox inactive: %s", st)
+	p := sandbox.Policy{Launcher: sandbox.Launcher(), Dir: ws, Writable: append([]string{ws, os.TempDir()}, sandbox.ToolCaches(env)...)}
+	l := sandbox.Prepare(p, []string{gobin, "test", "-count=1", "./..."}, env)
+	if !l.Status.Active() {
+		t.Fatalf("sandbox inactive: %s", l.Status)
 	}
-	cmd := exec.Command(argv[0], argv[1:]...)
-	cmd.Dir, cmd.Env = ws, env
+	cmd := exec.Command(l.Argv[0], l.Argv[1:]...)
+	cmd.Dir, cmd.Env, cmd.SysProcAttr = ws, l.Env, &syscall.SysProcAttr{}
+	l.SetAttrs(cmd.SysProcAttr)
 	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go test in the sandbox: %v\n%s", err, out)
+		t.Fatalf("go test in the sandbox (%s): %v\n%s", l.Status, err, out)
 	}
 	if _, err := os.Stat(filepath.Join(ws, "generated.out")); err != nil {
 		t.Fatalf("the test's write in the workspace is missing: %v", err)
@@ -254,19 +432,40 @@ func BenchmarkStartOverhead(b *testing.B) {
 	}
 	for _, mode := range []string{"direct", "sandboxed"} {
 		b.Run(mode, func(b *testing.B) {
-			argv := []string{truePath}
+			argv, env := []string{truePath}, os.Environ()
+			attrs := &syscall.SysProcAttr{}
 			if mode == "sandboxed" {
-				var st sandbox.Status
-				argv, st = sandbox.Command(sandbox.Policy{Launcher: sandbox.Launcher(), Writable: []string{os.TempDir()}}, argv)
-				if !st.Active() {
-					b.Skipf("no sandbox: %s", st)
+				l := sandbox.Prepare(sandbox.Policy{Launcher: sandbox.Launcher(), Writable: []string{os.TempDir()}}, argv, env)
+				if !l.Status.Active() {
+					b.Skipf("no sandbox: %s", l.Status)
 				}
+				argv, env = l.Argv, l.Env
+				l.SetAttrs(attrs)
 			}
 			for b.Loop() {
-				if err := exec.Command(argv[0], argv[1:]...).Run(); err != nil {
+				cmd := exec.Command(argv[0], argv[1:]...)
+				cmd.Env, cmd.SysProcAttr = env, attrs
+				if err := cmd.Run(); err != nil {
 					b.Fatal(err)
 				}
 			}
 		})
 	}
 }
+
+// runLaunch runs l in dir and reports its output and whether it exited 0.
+func runLaunch(t *testing.T, l sandbox.Launch, dir string) (string, bool) {
+	t.Helper()
+	cmd := exec.Command(l.Argv[0], l.Argv[1:]...)
+	cmd.Env, cmd.Dir = l.Env, dir
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	l.SetAttrs(cmd.SysProcAttr)
+	out, err := cmd.CombinedOutput()
+	var ee *exec.ExitError
+	if err != nil && !errors.As(err, &ee) {
+		t.Fatal(err)
+	}
+	return string(out), err == nil
+}
+
+func statUID(fi os.FileInfo) uint32 { return fi.Sys().(*syscall.Stat_t).Uid }

@@ -6,16 +6,35 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"syscall"
 )
 
-// Probe reports that there is no kernel sandbox outside Linux.
-func Probe() Status { return Status{Reason: "no kernel sandbox on this system"} }
+const noSandbox = "no kernel sandbox on this system"
 
-// wrapperMain runs the command unconfined; Command never wraps here, so
+// Probe reports that there is no kernel sandbox outside Linux.
+func Probe() Status { return Status{Reason: noSandbox} }
+
+// Prepare returns argv and env unchanged: no protection exists here, and
+// Status says so.
+func Prepare(p Policy, argv, env []string) Launch {
+	st := Status{Reason: noSandbox, NetworkReason: noSandbox, IdentityReason: noSandbox}
+	if len(p.Masks) > 0 {
+		st.MaskReason = noSandbox
+	}
+	return Launch{Argv: argv, Env: env, Status: st}
+}
+
+// SetAttrs adds nothing outside Linux.
+func (Launch) SetAttrs(*syscall.SysProcAttr) {}
+
+// Cleanup has nothing to remove outside Linux.
+func Cleanup() {}
+
+// wrapperMain runs the command unconfined; Prepare never wraps here, so
 // this only serves a wrapper invocation made by hand.
 func wrapperMain(args []string) int {
-	_, argv, err := parseWrapperArgs(args)
-	if err != nil {
+	cfg, argv, err := parseWrapperArgs(args)
+	if err != nil || cfg.Probe {
 		fmt.Fprintf(os.Stderr, "mini-agent sandbox: %v\n", err)
 		return 126
 	}
