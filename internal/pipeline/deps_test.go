@@ -119,7 +119,14 @@ func TestInstalledDependenciesReachTheCleanCheckouts(t *testing.T) {
 	slow(t)
 	t.Parallel()
 	dir := nodeRepo(t)
+	// A workspace only its owner can enter, as a root-owned checkout under
+	// /root is: as root, the clean checkouts' runs must still read the
+	// dependencies.
+	if err := os.Chmod(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
 	b := run(t, Job{Mode: agent.ModeFix, Workdir: dir, TestCommand: "node --test"}, &scripted{outs: []agent.Output{centsFix, finish}})
+	t.Logf("isolation: %s; warnings: %q", b.Isolation, b.Warnings)
 	if b.Status != bundle.StatusFixed {
 		t.Fatalf("status %s, warnings %v, proof %+v", b.Status, b.Warnings, b.Proof)
 	}

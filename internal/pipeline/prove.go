@@ -16,6 +16,7 @@ import (
 	"github.com/org/mini-agent/internal/cleantree"
 	"github.com/org/mini-agent/internal/flakyrun"
 	"github.com/org/mini-agent/internal/proc"
+	"github.com/org/mini-agent/internal/sandbox"
 	"github.com/org/mini-agent/internal/testcmd"
 )
 
@@ -65,8 +66,40 @@ func (s *session) prover(cmd *testcmd.Command) *prover {
 	}
 	if p.deps = dependencyDirs(s.ignored); len(p.deps) > 0 {
 		p.depsPrint, p.depsErr = fingerprintDirs(p.repo, p.deps)
+		p.keepIdentityFor(s)
 	}
 	return p
+}
+
+// keepIdentityFor keeps the clean checkouts' runs as the user the
+// workspace's runs are (as root: uid 0 without capabilities) when the
+// installed dependencies linked into them are where the unprivileged user
+// a handed-over checkout runs as could not read them (a workspace under a
+// 0700 directory); the warning says so.
+func (p *prover) keepIdentityFor(s *session) {
+	if os.Geteuid() != 0 || !p.cfg.Access.HandOver || p.cfg.NoSandbox || sandbox.Launcher() == "" {
+		return
+	}
+	var paths []string
+	for _, d := range p.deps {
+		paths = append(paths, filepath.Join(p.repo, filepath.FromSlash(d)))
+	}
+	if unreadable := sandbox.NobodyCannotRead(paths); len(unreadable) > 0 {
+		p.cfg.Access.HandOver = false
+		s.b.Warnings = append(s.b.Warnings, "the clean checkouts' test runs keep the workspace's identity (uid 0 without capabilities), "+
+			"not an unprivileged user: it could not read the installed dependencies they need ("+strings.Join(d2rel(p.repo, unreadable), ", ")+")")
+	}
+}
+
+func d2rel(root string, paths []string) []string {
+	out := make([]string, 0, len(paths))
+	for _, p := range paths {
+		if rel, err := filepath.Rel(root, p); err == nil {
+			p = filepath.ToSlash(rel)
+		}
+		out = append(out, p)
+	}
+	return out
 }
 
 // resolve is the absolute, link-free path of program on PATH, or "".

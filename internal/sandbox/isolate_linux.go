@@ -490,6 +490,21 @@ func goEnvFile(env []string) string {
 	return ""
 }
 
+// NobodyCannotRead lists the paths of paths uid 65534, without groups,
+// could not read (by the mode bits): a handed-over clean checkout's runs
+// are that user's when mini-agent is root (Access.HandOver), so what they
+// must read from elsewhere (the workspace's installed dependencies) has
+// to be readable by it.
+func NobodyCannotRead(paths []string) []string {
+	var out []string
+	for _, p := range paths {
+		if !reachable(p, false) {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
 // reachable reports whether nobody (no groups) can reach path: search
 // every directory above it and read it (write it too, with write), by
 // the mode bits (ACLs are not read).

@@ -27,6 +27,10 @@ func Prepare(p Policy, argv, env []string) Launch {
 // SetAttrs adds nothing outside Linux.
 func (Launch) SetAttrs(*syscall.SysProcAttr) {}
 
+// NobodyCannotRead lists nothing outside Linux: no run changes its user
+// there.
+func NobodyCannotRead([]string) []string { return nil }
+
 // Cleanup has nothing to remove outside Linux.
 func Cleanup() {}
 
