@@ -19,7 +19,7 @@ import (
 
 const (
 	// actTimeout bounds one act run (install, agent loop, validation, publish).
-	actTimeout = 5 * time.Minute
+	actTimeout = 12 * time.Minute
 	// requireActEnv turns the missing-act skip into a failure (CI sets it).
 	requireActEnv = "MINI_AGENT_REQUIRE_ACT"
 
