@@ -185,11 +185,11 @@ func validateCommit(req CommitRequest) error {
 	case req.Branch == "" || strings.HasPrefix(req.Branch, "refs/") || strings.ContainsAny(req.Branch, " ~^:?*[\\") ||
 		strings.Contains(req.Branch, ".."):
 		return fmt.Errorf("invalid branch name %q", req.Branch)
-	case !isSHA(req.BaseSHA):
+	case !IsSHA(req.BaseSHA):
 		return fmt.Errorf("invalid base SHA %q", req.BaseSHA)
-	case req.ExpectedHead != "" && !isSHA(req.ExpectedHead):
+	case req.ExpectedHead != "" && !IsSHA(req.ExpectedHead):
 		return fmt.Errorf("invalid expected head %q", req.ExpectedHead)
-	case req.ExpectedTree != "" && !isSHA(req.ExpectedTree):
+	case req.ExpectedTree != "" && !IsSHA(req.ExpectedTree):
 		return fmt.Errorf("invalid expected tree %q: want 40 or 64 lowercase hex digits", req.ExpectedTree)
 	case req.ExpectedHead != "" && req.CreateBranch:
 		return errors.New("expected head makes no sense when creating the branch")
@@ -238,7 +238,9 @@ func validRepoPath(p string) bool {
 	return true
 }
 
-func isSHA(s string) bool {
+// IsSHA says whether s is a full object name: 40 (SHA-1) or 64
+// (SHA-256) lowercase hex digits.
+func IsSHA(s string) bool {
 	if len(s) != 40 && len(s) != 64 {
 		return false
 	}

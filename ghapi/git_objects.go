@@ -21,7 +21,7 @@ type CommitInfo struct {
 
 // Commit reads commit sha.
 func (c *Client) Commit(ctx context.Context, owner, repo, sha string) (*CommitInfo, error) {
-	if !isSHA(sha) {
+	if !IsSHA(sha) {
 		return nil, fmt.Errorf("ghapi: get commit: invalid SHA %q", sha)
 	}
 	gc, resp, err := c.gh.Git.GetCommit(ctx, owner, repo, sha)
@@ -53,7 +53,7 @@ func (c *Client) CreateBlob(ctx context.Context, owner, repo string, content []b
 
 // Blob reads blob sha's content, at most MaxBlobBytes.
 func (c *Client) Blob(ctx context.Context, owner, repo, sha string) ([]byte, error) {
-	if !isSHA(sha) {
+	if !IsSHA(sha) {
 		return nil, fmt.Errorf("ghapi: get blob: invalid SHA %q", sha)
 	}
 	b, resp, err := c.gh.Git.GetBlob(ctx, owner, repo, sha)

@@ -2,6 +2,7 @@ package ghapi
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -68,20 +69,11 @@ func ruleViolations(msg string) []string {
 	for _, part := range strings.Split(rest, "\n") {
 		part = strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(part), "-"))
 		part = strings.TrimSpace(strings.TrimPrefix(part, ":"))
-		if part != "" && !contains(out, part) {
+		if part != "" && !slices.Contains(out, part) {
 			out = append(out, part)
 		}
 	}
 	return out
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // NeededPermission is the permission the refused call needs, as a

@@ -91,18 +91,8 @@ func (w *Workspace) listRepoRules() (*ignoreFile, error) {
 	if fi, err := os.Lstat(filepath.Join(w.dir, ".git")); err != nil || !(fi.IsDir() || fi.Mode().IsRegular()) {
 		return nil, errListUnsure // not the top of a work tree (or no repository)
 	}
-	gitDir, err := gitexec.GitDir(w.dir)
-	if err != nil || gitDir == "" {
-		return nil, errListUnsure
-	}
-	dirs := []string{gitDir}
-	if data, err := safefile.ReadPath(filepath.Join(gitDir, "commondir"), 4096); err == nil {
-		common := strings.TrimSpace(string(data))
-		if !filepath.IsAbs(common) {
-			common = filepath.Join(gitDir, common)
-		}
-		dirs = append(dirs, filepath.Clean(common))
-	} else if !errors.Is(err, fs.ErrNotExist) {
+	dirs, err := gitexec.GitDirs(w.dir)
+	if err != nil || dirs == nil {
 		return nil, errListUnsure
 	}
 	common := dirs[len(dirs)-1]

@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -84,7 +85,7 @@ func Merge(contexts ...*FailureContext) *FailureContext {
 			out.Note += c.Note
 		}
 		for _, s := range strings.Split(c.Source, ",") {
-			if s != "" && !contains(sources, s) {
+			if s != "" && !slices.Contains(sources, s) {
 				sources = append(sources, s)
 			}
 		}
@@ -95,15 +96,6 @@ func Merge(contexts ...*FailureContext) *FailureContext {
 	}
 	out.Source = strings.Join(sources, ",")
 	return out
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 func without(list []string, s string) []string {

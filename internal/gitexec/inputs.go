@@ -59,13 +59,13 @@ func GitDir(dir string) (string, error) {
 	}
 }
 
-// CheckRepoInputs refuses, with a clear error, when a file git would read
-// from the repository of dir (HEAD, config, index, info/exclude...) exists
-// but is not a regular file. No repository is fine.
-func CheckRepoInputs(dir string) error {
+// GitDirs is the git directory of dir's repository and, for a linked
+// work tree, the common directory its commondir file names (last); nil
+// when dir is in no repository.
+func GitDirs(dir string) ([]string, error) {
 	gitDir, err := GitDir(dir)
 	if err != nil || gitDir == "" {
-		return err
+		return nil, err
 	}
 	dirs := []string{gitDir}
 	if data, err := safefile.ReadPath(filepath.Join(gitDir, "commondir"), 4096); err == nil {
@@ -75,7 +75,18 @@ func CheckRepoInputs(dir string) error {
 		}
 		dirs = append(dirs, filepath.Clean(common))
 	} else if !errors.Is(err, fs.ErrNotExist) {
-		return fmt.Errorf("git input %s: %w", filepath.Join(gitDir, "commondir"), err)
+		return nil, fmt.Errorf("git input %s: %w", filepath.Join(gitDir, "commondir"), err)
+	}
+	return dirs, nil
+}
+
+// CheckRepoInputs refuses, with a clear error, when a file git would read
+// from the repository of dir (HEAD, config, index, info/exclude...) exists
+// but is not a regular file. No repository is fine.
+func CheckRepoInputs(dir string) error {
+	dirs, err := GitDirs(dir)
+	if err != nil || dirs == nil {
+		return err
 	}
 	for _, d := range dirs {
 		root, err := os.OpenRoot(d)

@@ -315,7 +315,7 @@ func (p *publisher) commitMessage(draft bool, attempt int, reportBlob string) st
 	w.WriteString(p.trailer() + "\n")
 	if attempt > 0 {
 		fmt.Fprintf(&w, "%s %d\n", trailerAttempt, attempt)
-		if !draft && isHex(p.b.TreeSHA) {
+		if !draft && ghapi.IsSHA(p.b.TreeSHA) {
 			fmt.Fprintf(&w, "%s %s\n", trailerValidated, p.b.TreeSHA)
 		}
 		if reportBlob != "" {

@@ -48,11 +48,11 @@ func parseTrailers(msg string) commitTrailers {
 		case trailerAttempt:
 			t.Attempt, _ = strconv.Atoi(v)
 		case trailerValidated:
-			if isHex(v) {
+			if ghapi.IsSHA(v) {
 				t.ValidatedTree = v
 			}
 		case trailerReport:
-			if isHex(v) {
+			if ghapi.IsSHA(v) {
 				t.Report = v
 			}
 		case trailerRun:
@@ -74,14 +74,3 @@ func validatedFix(c *ghapi.CommitInfo, t commitTrailers, sig, base string) bool 
 		t.Signature != "" && t.Signature == sig && t.ValidatedTree != "" && t.ValidatedTree == c.Tree
 }
 
-func isHex(s string) bool {
-	if len(s) != 40 && len(s) != 64 {
-		return false
-	}
-	for _, r := range s {
-		if (r < '0' || r > '9') && (r < 'a' || r > 'f') {
-			return false
-		}
-	}
-	return true
-}
