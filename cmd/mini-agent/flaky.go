@@ -15,6 +15,7 @@ import (
 
 	"github.com/org/mini-agent/agent"
 	"github.com/org/mini-agent/agent/provider"
+	"github.com/org/mini-agent/internal/bundle"
 	"github.com/org/mini-agent/internal/exitcode"
 	"github.com/org/mini-agent/internal/flaky"
 	"github.com/org/mini-agent/internal/flakyfix"
@@ -202,6 +203,7 @@ func runFlaky(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		rep.Notes = append(rep.Notes, wholeSuiteNote(ex, f.tests, f.fix))
 	}
 	var fixStatus flaky.FixStatus
+	refused := false // the model refused the fix: exit 5, as fix and the action do
 	if target := flakyrun.FixTarget(res.Tests, ex.Requested); f.fix && target != nil {
 		fmt.Fprintf(stderr, "mini-agent flaky: fixing %s (%d of %d runs failed)\n", target.ID, target.Failures, target.Runs)
 		// ex.Config is the selection the evidence came from: the rerun bar
@@ -216,6 +218,7 @@ func runFlaky(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 			rep.Fix = flaky.NewFixReport(flaky.Result{Status: flaky.FixUnproven, Reason: "the fix could not be judged: " + err.Error()}, nil)
 		} else {
 			rep.Fix = fr.Report
+			refused = fr.Outcome != nil && fr.Outcome.Bundle.Status == bundle.StatusRefused
 		}
 		fixStatus = rep.Fix.Status
 	} else if f.fix {
@@ -226,6 +229,9 @@ func runFlaky(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		}
 	}
 	code := exitcode.ForFlaky(rep.Count(flaky.VerdictFlaky), rep.Count(flaky.VerdictFailing), fixStatus)
+	if refused {
+		code = exitcode.Refused
+	}
 	if f.jsonPath != "" {
 		if err := writeJSON(f.jsonPath, rep, rd); err != nil {
 			fmt.Fprintf(stderr, "mini-agent flaky: --json: %v\n", err)

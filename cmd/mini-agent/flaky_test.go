@@ -204,13 +204,19 @@ func TestFlakyFixOrderFixture(t *testing.T) {
 		// A change that fixes nothing passes the harness's plain rerun
 		// (declaration order) but not the bar's shuffled reruns.
 		{"nochange", []string{"nochange.diff"}, 3, "failed-bar", "", 1, nil},
+		// A model that refuses after a proper change proposes no fix: exit
+		// 5, as fix and the action say a refusal.
+		{"refused", []string{"proper.diff", "refusal"}, 5, "unproven", "", 1, nil},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
 			dir := flakytest.CopyModule(t, fixture)
 			flakytest.Commit(t, dir) // the fix job validates on a clean checkout of a commit
 			var script strings.Builder
-			for _, name := range c.patches {
+			for i, name := range c.patches {
+				if name == "refusal" {
+					continue
+				}
 				patch, err := os.ReadFile(filepath.Join(fixture, name))
 				if name == "nochange.diff" {
 					patch, err = []byte(nochangeDiff), nil
@@ -220,6 +226,10 @@ func TestFlakyFixOrderFixture(t *testing.T) {
 				}
 				step, _ := json.Marshal(map[string]any{"tool_calls": []any{map[string]any{"name": "apply_patch", "arguments": map[string]string{"patch": string(patch)}}}})
 				script.Write(step)
+				if i+1 < len(c.patches) && c.patches[i+1] == "refusal" {
+					script.WriteString("\n" + `{"refusal":"I won't continue with this."}` + "\n")
+					continue
+				}
 				script.WriteString("\n" + `{"message":"## Summary\nFixed the order dependence.\n\n## Root cause\nTestRegister leaves a plugin in the shared registry.\n\n## Assumptions\nnone"}` + "\n")
 			}
 			scriptPath := filepath.Join(t.TempDir(), "script.jsonl")
@@ -269,6 +279,9 @@ func TestFlakyFixOrderFixture(t *testing.T) {
 			}
 			if c.status == "proven" && (rep.Fix.RunsAfter < rep.Fix.Need || rep.Fix.FailuresAfter != 0 || rep.Fix.Need == 0) {
 				t.Errorf("proven with %d runs after (need %d), %d failures", rep.Fix.RunsAfter, rep.Fix.Need, rep.Fix.FailuresAfter)
+			}
+			if c.name == "refused" && !strings.Contains(out, "the model refused: I won't continue with this") {
+				t.Errorf("the summary does not say the model refused:\n%s", out)
 			}
 			if c.name == "proper-small-budget" && rep.Fix.Need <= 12 {
 				t.Errorf("the bar needs %d runs; the case wants a bar above the detection's 12", rep.Fix.Need)
