@@ -72,8 +72,14 @@ func hostileHelper(args []string) int {
 	case "swaplog":
 		// The newest saved log of a run in flight is this run's: make it a
 		// link to a file the harness can read and test code should not.
+		// (Given the runs directory, when the caller names it: other
+		// tests' runs, in parallel, have logs in the temp dir too.)
+		pattern := filepath.Join(os.TempDir(), "mini-agent-runs-*", "*.log")
+		if len(args) > 2 {
+			pattern = filepath.Join(args[2], "*.log")
+		}
 		var logs []string
-		logs, err = filepath.Glob(filepath.Join(os.TempDir(), "mini-agent-runs-*", "*.log"))
+		logs, err = filepath.Glob(pattern)
 		newest, at := "", time.Time{}
 		for _, l := range logs {
 			if fi, err := os.Lstat(l); err == nil && fi.ModTime().After(at) {

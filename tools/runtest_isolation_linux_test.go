@@ -223,13 +223,20 @@ func TestRunTestSavedLogSwappedForALink(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// The runs dir where mini-agent keeps it: in the temp dir.
-	ws, err := OpenWorkspace(t.TempDir(), WorkspaceOptions{})
+	// The runs dir where mini-agent keeps it, in the temp dir, and named
+	// to the test code: the logs of other tests' runs, in parallel, are
+	// in the temp dir too.
+	runs, err := os.MkdirTemp("", "mini-agent-runs-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(runs) })
+	ws, err := OpenWorkspace(t.TempDir(), WorkspaceOptions{RunsDir: runs})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { ws.Close() })
-	rt := NewRunTest(ws, RunTestConfig{Command: mustParse(t, self+" root swaplog "+secret),
+	rt := NewRunTest(ws, RunTestConfig{Command: mustParse(t, self+" root swaplog "+secret+" "+runs),
 		Env: append(os.Environ(), hostileEnv+"=1"), EnvAllow: []string{hostileEnv}})
 	out, err := rt.Run(context.Background(), testcmd.Selection{}, testcmd.Plain)
 	if err != nil {
