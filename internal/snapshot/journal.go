@@ -20,52 +20,59 @@ import "context"
 // every process of the step has exited (Restore runs after it), each
 // change it made is in the queue. The watches are on the inodes, not on
 // names: a write through a hard link outside the work tree, or through a
-// bind mount of it, or through an fd opened before the recording, is
-// reported by the file's own watch (IN_MODIFY, IN_ATTRIB for its link
-// count and times); a write through a shared mapping sends no IN_MODIFY,
-// but the file it maps was opened for writing, and the last reference to
-// that open file (the mapping holds one) goes at munmap or exit, after the
-// last write: IN_CLOSE_WRITE, in the mask for this. A name swapped, created or removed in a watched
-// directory is reported by the directory's watch with the name, and an
-// inode deleted by IN_DELETE_SELF and IN_IGNORED (its entry is then
-// "lost": compared, and watched again after the restore, or the journal
-// refuses). Events do not depend on timestamps, so an entry with no event
-// needs no racy comparison; a dirty entry is compared by entryChanged,
-// racy byte compare included.
+// bind mount of the file elsewhere, is reported by the file's own watch
+// (IN_MODIFY; IN_ATTRIB for its link count and times), which a watch on
+// its directory would not see. A write through a shared mapping sends no
+// IN_MODIFY, but the file was opened for writing, and the last reference
+// to that open file (the mapping holds one) goes at munmap or exit, after
+// the last write: IN_CLOSE_WRITE, in the mask for this. A name created,
+// removed or swapped in a watched directory is reported by the
+// directory's watch, with the name; an inode deleted, by IN_DELETE_SELF
+// and IN_IGNORED (its entry is then "lost": compared, and watched again
+// after the restore, or the journal refuses). Events do not depend on
+// timestamps, so an entry with no event needs no racy comparison; an entry
+// with one is compared by entryChanged, racy byte compare included. A
+// mount over a directory of the tree sends no event: the journal polls
+// /proc/self/mountinfo, which reports any mount or unmount in this mount
+// namespace, and refuses after one.
 //
 // Arming: a watch is added by path (inotify_add_watch, IN_DONT_FOLLOW,
 // opening nothing), then the entry is lstat()ed and must give the key the
-// gate recorded: a watch then stands for the recorded state, and any
+// gate recorded: the watch then stands for the recorded state, and any
 // change after it is an event. A racy entry (gate.go) is "pending": the
 // first check after its arming compares it by content anyway, so that a
 // change between the gate's stat and the watch, in the same clock tick,
-// cannot hide. After a changed step, Restore's own writes are drained and
-// discarded (settle) after the writes and before the second write-tree
-// and refresh's stats: a later change is an event the next check sees
-// (its entry is then racy, and compared by content, if refresh stat'ed it
-// after the change). Refresh's entries and those settle saw are watched
-// again (a rewritten file is a new inode); everything is armed again only
-// when the gate is recorded whole.
+// cannot hide. After a changed step, the events of Restore's own writes
+// are drained and discarded (settle) right after the writes, before the
+// second write-tree and refresh's stats, so a change made after the
+// drain stays queued for the next check (and if refresh stat'ed the entry
+// after that change, the entry is racy and compared by content).
+// Refresh's entries and those the drained events named are watched again
+// (a rewritten file is a new inode); everything is armed again only when
+// the gate is recorded whole, or after a full stat pass.
 //
-// Refusing: the journal goes unhealthy, and the step takes the full stat
-// pass (then arms again when the tree is as recorded), on any failure to
-// add a watch (ENOSPC past fs.inotify.max_user_watches; no instance past
-// max_user_instances), an lstat after arming that does not give the
-// recorded key, a queue overflow (IN_Q_OVERFLOW: fs.inotify.max_queued_events,
-// a step touching more than ~16k entries), an unmount, a read error, an
-// event for a watch it does not know, an entry left without a watch.
+// Refusing ("be right or refuse"): the journal goes unhealthy, and the
+// step takes the full stat pass (then arms again if the tree is as
+// recorded), on any failure to add a watch (ENOSPC past
+// fs.inotify.max_user_watches, EACCES; and no instance past
+// max_user_instances: after these it waits for the next whole recording),
+// an lstat after arming that does not give the recorded key, a queue
+// overflow (IN_Q_OVERFLOW, past fs.inotify.max_queued_events: a step
+// changing more than ~16k entries), a mount table change, an unmount, a
+// read error, an event for a watch it does not know, an entry left
+// without a watch, and a tree not wholly on a local filesystem (ext4,
+// xfs, btrfs, tmpfs, overlayfs, f2fs, zfs: on NFS, SMB, 9p, virtiofs or
+// FUSE another host or a server process changes files with no event here).
 //
-// Not covered, as with the gate: a change made while Restore itself runs
-// by a process outside the step (the harness's premise: the step's
-// processes are gone, and nothing else writes the workspace); a same-tick
-// swap of an entry's inode between inotify_add_watch and its lstat by
-// such a process; writes that bypass the VFS (a raw block device, a
-// filesystem changed from another host, e.g. NFS or a FUSE server whose
-// kernel sends no events; CAP_SYS_ADMIN tricks such as a mount over a
-// work tree directory are seen only as the mount point's entries, which
-// the full check would equally miss once the times match). Watches pin
-// the inodes in memory (about a kilobyte of kernel memory each) and count
-// against the user's max_user_watches for as long as the Snapshot lives.
+// Not covered: a change made while Restore itself runs, by a process
+// other than the step's, between the second write-tree and the watch of
+// the entry, in the same clock tick, to a racy entry's inode swapped out
+// and back (the harness's premise is that nothing else writes the
+// workspace; the gate alone, which re-stats every step, would see such a
+// change later); writes below the VFS (a raw block device). Watches pin
+// the watched inodes in memory (roughly a kilobyte of kernel memory each)
+// and count against the user's max_user_watches while the Snapshot lives;
+// a second Snapshot on a 28k-file tree takes another ~41k.
 
 // checkGate is the gate's check for Restore: from the journal when it can
 // vouch, the full stat pass otherwise (and then the journal is armed

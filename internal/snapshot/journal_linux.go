@@ -30,8 +30,9 @@ const journalSupported = true
 // journalOwner is the Snapshot's part: what outlives one journal.
 type journalOwner struct {
 	arms int // journals armed whole (a watch per entry)
-	// journalLimited: arming hit a kernel limit (max_user_watches,
-	// max_user_instances); only recording the gate whole tries again.
+	// journalLimited: the kernel refused a watch or the instance
+	// (max_user_watches, max_user_instances, an unreadable entry); only
+	// recording the gate whole tries again.
 	journalLimited bool
 	testBeforeArm  func() // tests: runs before armTouched renews watches
 }
@@ -47,9 +48,10 @@ type jref struct {
 type journal struct {
 	mu           sync.Mutex // watch runs on the gate's workers
 	fd           int
+	mounts       int // /proc/self/mountinfo, polled for mount table changes
 	healthy      bool
 	why          string           // the first reason it went unhealthy (tests, debugging)
-	limited      bool             // a kernel limit refused a watch or the instance
+	limited      bool             // the kernel refused a watch: retrying will not help
 	byWD         map[int32][]jref // the entries each watch stands for (hard links share one)
 	wdOf         map[jref]int32   // each entry's watch
 	removed      map[int32]bool   // watches we removed: their IN_IGNORED is expected
@@ -64,12 +66,21 @@ type journal struct {
 // openJournal starts an empty, healthy journal; nil when inotify cannot
 // be had (EMFILE: too many instances), which is unhealthy.
 func openJournal() *journal {
-	fd, err := unix.InotifyInit1(unix.IN_NONBLOCK | unix.IN_CLOEXEC)
+	// The mount table first: a mount placed over a directory of the tree
+	// sends no inotify event, but marks /proc/self/mountinfo (poll reports
+	// POLLPRI for any mount or unmount in this mount namespace since the
+	// file was opened). Without it the journal cannot vouch.
+	mounts, err := unix.Open("/proc/self/mountinfo", unix.O_RDONLY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return nil
 	}
+	fd, err := unix.InotifyInit1(unix.IN_NONBLOCK | unix.IN_CLOEXEC)
+	if err != nil {
+		unix.Close(mounts)
+		return nil
+	}
 	return &journal{
-		fd: fd, healthy: true,
+		fd: fd, mounts: mounts, healthy: true,
 		byWD: map[int32][]jref{}, wdOf: map[jref]int32{}, removed: map[int32]bool{},
 		dirty: map[jref]bool{}, lost: map[jref]bool{}, pending: map[jref]bool{}, settled: map[jref]bool{},
 	}
@@ -79,7 +90,8 @@ func openJournal() *journal {
 func (j *journal) close() {
 	if j != nil && j.fd >= 0 {
 		unix.Close(j.fd)
-		j.fd = -1
+		unix.Close(j.mounts)
+		j.fd, j.mounts = -1, -1
 		j.healthy = false
 	}
 }
@@ -123,8 +135,9 @@ func (j *journal) watch(top string, e *gateEntry, dir bool) {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	if err != nil {
-		// ENOSPC: max_user_watches reached (ENOMEM: kernel memory).
-		j.limited = j.limited || err == unix.ENOSPC || err == unix.ENOMEM
+		// ENOSPC: max_user_watches reached; ENOMEM; EACCES: an entry
+		// not readable. None goes away by trying again next step.
+		j.limited = true
 		j.fail("inotify_add_watch " + e.path + ": " + err.Error())
 		return
 	}
@@ -176,6 +189,10 @@ func (j *journal) drain() {
 	}
 	if j.testOverflow != nil && j.testOverflow() {
 		j.fail("queue overflow")
+		return
+	}
+	if j.mountsChanged() {
+		j.fail("the mount table changed")
 		return
 	}
 	for {
@@ -256,9 +273,9 @@ func (j *journal) parse(b []byte) {
 
 // armAll starts a new journal for gate g: a watch on every entry. On any
 // failure the journal is unhealthy and the next check is the full pass.
-// After a kernel limit refused it, only a whole recording of the gate
-// (record true) tries again: retrying on every step would add a failed
-// arming to every full pass.
+// After the kernel refused a watch or the instance, only a whole
+// recording of the gate (record true) tries again: retrying on every step
+// would add a failed arming to every full pass.
 func (s *Snapshot) armAll(ctx context.Context, g *gate, record bool) {
 	s.journal.close()
 	s.journal = nil
@@ -272,6 +289,11 @@ func (s *Snapshot) armAll(ctx context.Context, g *gate, record bool) {
 		return
 	}
 	defer func() { s.journalLimited = j.limited }()
+	if !localFilesystems(s.dir, g) {
+		j.limited = true
+		j.fail("the tree is not (all) on a local filesystem")
+		return
+	}
 	s.journal = j
 	if err := g.each(ctx, func(e *gateEntry, dir bool) error {
 		j.watch(s.dir, e, dir)
@@ -282,4 +304,50 @@ func (s *Snapshot) armAll(ctx context.Context, g *gate, record bool) {
 	}); err != nil {
 		j.fail("arming: " + err.Error())
 	}
+}
+
+// mountsChanged reports whether anything was mounted or unmounted in this
+// mount namespace since the journal was opened (or poll failed).
+func (j *journal) mountsChanged() bool {
+	fds := []unix.PollFd{{Fd: int32(j.mounts), Events: unix.POLLPRI}}
+	for {
+		_, err := unix.Poll(fds, 0)
+		if err == unix.EINTR {
+			continue
+		}
+		return err != nil || fds[0].Revents&(unix.POLLERR|unix.POLLPRI|unix.POLLNVAL) != 0
+	}
+}
+
+// localFS are the filesystems whose every change goes through this
+// kernel's VFS, where inotify sees it. On a network or FUSE filesystem
+// (NFS, SMB, 9p, virtiofs, sshfs), another host or a server process can
+// change a file with no event here, while lstat would still see it.
+var localFS = map[int64]bool{
+	unix.EXT4_SUPER_MAGIC:      true, // ext2, ext3, ext4
+	unix.XFS_SUPER_MAGIC:       true,
+	unix.BTRFS_SUPER_MAGIC:     true,
+	unix.TMPFS_MAGIC:           true,
+	unix.OVERLAYFS_SUPER_MAGIC: true, // changes made through the overlay
+	unix.F2FS_SUPER_MAGIC:      true,
+	0x2fc12fc1:                 true, // zfs
+}
+
+// localFilesystems reports whether every filesystem the gate's entries
+// lie on is a local one: one statfs per distinct device.
+func localFilesystems(top string, g *gate) bool {
+	seen := map[uint64]bool{}
+	for _, list := range [][]gateEntry{g.dirs, g.files} {
+		for _, e := range list {
+			if seen[e.key.dev] || e.key.mode&unix.S_IFMT == unix.S_IFLNK {
+				continue // statfs would follow a link: its directory tells
+			}
+			seen[e.key.dev] = true
+			var st unix.Statfs_t
+			if err := unix.Statfs(filepath.Join(top, filepath.FromSlash(e.path)), &st); err != nil || !localFS[int64(st.Type)] {
+				return false
+			}
+		}
+	}
+	return true
 }

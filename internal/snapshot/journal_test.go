@@ -332,6 +332,50 @@ func TestJournalAgreesWithTheFullCheck(t *testing.T) {
 	}
 }
 
+// A mount placed over a directory of the tree sends no inotify event: the
+// mount table's change makes the journal refuse, and the full stat pass
+// sees the mount point's new inode. Needs root (CAP_SYS_ADMIN). Not
+// parallel: a mount makes every journal of the process refuse once.
+func TestJournalRefusesAfterAMount(t *testing.T) {
+	if os.Getuid() != 0 {
+		t.Skip("mounting needs root")
+	}
+	dir, s := gateFixture(t)
+	target := filepath.Join(dir, "sub")
+	if err := syscall.Mount("tmpfs", target, "tmpfs", 0, "size=1m"); err != nil {
+		t.Skipf("cannot mount here: %v", err)
+	}
+	t.Cleanup(func() { syscall.Unmount(target, syscall.MNT_DETACH) })
+	if _, err := s.Restore(context.Background()); err == nil && s.fullChecks == 1 {
+		t.Fatal("a mount over sub went unseen")
+	}
+	if s.statPasses != 1 {
+		t.Errorf("%d full stat passes, want 1 (the journal must refuse)", s.statPasses)
+	}
+}
+
+// A dangling symlink in the tree does not keep the journal off.
+func TestJournalArmsBesideADanglingSymlink(t *testing.T) {
+	t.Parallel()
+	dir := setup(t, true)
+	if err := os.Symlink("nowhere", filepath.Join(dir, "dangling")); err != nil {
+		t.Fatal(err)
+	}
+	run(t, dir, "git", "add", "dangling")
+	run(t, dir, "git", "commit", "-qm", "link")
+	s, err := Take(context.Background(), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if _, err := s.Restore(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if !s.journal.ok() {
+		t.Fatalf("not armed: %q", s.journal.why)
+	}
+}
+
 // Close releases the inotify instance: no watch outlives its Snapshot.
 // Not parallel: it counts the process's inotify descriptors.
 func TestJournalClosesWithTheSnapshot(t *testing.T) {
