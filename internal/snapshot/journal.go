@@ -31,8 +31,15 @@ import "context"
 // and IN_IGNORED (its entry is then "lost": compared, and watched again
 // after the restore, or the journal refuses). Events do not depend on
 // timestamps, so an entry with no event needs no racy comparison; an entry
-// with one is compared by entryChanged, racy byte compare included. A
-// mount over a directory of the tree sends no event: the journal polls
+// with one is compared by entryChanged, racy byte compare included.
+// Paths, not only inodes, decide what git sees, and some path changes send
+// no event to the inodes behind them: a directory renamed away and
+// replaced (its parent's watch names it, but the entries below, reached
+// by path, are other inodes now, unwatched), so when a directory's path
+// leads to another inode (or none) every recorded entry below it is
+// compared; a directory above the tree renamed and replaced, so the top
+// is compared on every check, and refused when it is another inode; a
+// mount over a directory of the tree, so the journal polls
 // /proc/self/mountinfo, which reports any mount or unmount in this mount
 // namespace, and refuses after one.
 //

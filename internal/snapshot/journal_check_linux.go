@@ -6,6 +6,7 @@ import (
 	"context"
 	"os"
 	"slices"
+	"strings"
 )
 
 // check is the gate's check answered from the journal: only the entries
@@ -26,36 +27,51 @@ func (j *journal) check(ctx context.Context, s *Snapshot, g *gate) (same bool, f
 		return false, nil, nil, false
 	}
 	defer root.Close()
-	cand := make(map[jref]bool, len(j.dirty)+len(j.lost)+len(j.pending))
+	cand := make(map[jref]bool, len(j.dirty)+len(j.lost)+len(j.pending)+1)
+	// The top is compared every time: the entries are reached by path
+	// from it, and a directory above it renamed and replaced (or a
+	// symlink on the way swapped) sends no event to any watch here, but
+	// leads the path to another inode.
+	cand[jref{".", true}] = true
 	for _, set := range []map[jref]bool{j.dirty, j.lost, j.pending} {
 		for r := range set {
 			cand[r] = true
 		}
 	}
 	same = true
-	for r := range cand {
-		if err := ctx.Err(); err != nil {
-			return false, nil, nil, false
-		}
+	var moved []string // directories whose path leads to another inode now
+	compare := func(r jref) bool {
 		e := g.entry(r)
 		if e == nil {
-			continue // a name the gate does not record: its directory is among cand
+			return true // a name the gate does not record: its directory is among cand
 		}
 		if !g.entryChanged(root, s, e, r.dir) {
 			if j.lost[r] {
 				// No watch stands for it, yet it looks as recorded (a new
 				// inode with the old one's key): do not guess.
 				j.fail("unwatched entry unchanged: " + r.path)
-				return false, nil, nil, false
+				return false
 			}
-			continue
+			return true
 		}
 		same = false
-		if r.dir {
-			dirs = append(dirs, r.path)
-		} else {
+		if !r.dir {
 			files = append(files, r.path)
+			return true
 		}
+		dirs = append(dirs, r.path)
+		if k, err := lstatKey(s.dir, r.path); err != nil || k.dev != e.key.dev || k.ino != e.key.ino {
+			moved = append(moved, r.path)
+		}
+		return true
+	}
+	for r := range cand {
+		if ctx.Err() != nil || !compare(r) {
+			return false, nil, nil, false
+		}
+	}
+	if len(moved) > 0 && !j.below(ctx, g, moved, cand, compare) {
+		return false, nil, nil, false
 	}
 	clear(j.dirty)
 	clear(j.pending)
@@ -134,4 +150,38 @@ func (g *gate) entry(r jref) *gateEntry {
 		return &g.files[i]
 	}
 	return nil
+}
+
+// below compares every recorded entry under the directories moved (gone,
+// or another inode at their path: renamed away and replaced). Their
+// entries' watches still stand for the inodes that moved with the old
+// directory, and a directory moved in sends no event for what it holds;
+// only their paths tell. The top moved means the whole tree: the journal
+// refuses, and the full stat pass runs.
+func (j *journal) below(ctx context.Context, g *gate, moved []string, done map[jref]bool, compare func(jref) bool) bool {
+	if slices.Contains(moved, ".") {
+		j.fail("the work tree's top is another directory")
+		return false
+	}
+	under := func(p string) bool {
+		for _, d := range moved {
+			if strings.HasPrefix(p, d+"/") {
+				return true
+			}
+		}
+		return false
+	}
+	for i, list := range [][]gateEntry{g.dirs, g.files} {
+		for _, e := range list {
+			r := jref{e.path, i == 0}
+			if done[r] || !under(e.path) {
+				continue
+			}
+			done[r] = true
+			if ctx.Err() != nil || !compare(r) {
+				return false
+			}
+		}
+	}
+	return true
 }

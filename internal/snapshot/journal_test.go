@@ -71,6 +71,16 @@ func TestJournalCatchesEveryChange(t *testing.T) {
 			os.WriteFile(p, []byte("package a\n\nfunc A() int { return 5 }\n"), 0o644)
 			os.Chtimes(p, fi.ModTime(), fi.ModTime())
 		}, "a.go"},
+		{"directory renamed away and replaced", func(t *testing.T, dir string) {
+			// The copy's files are new inodes no watch stands for, and
+			// the move sends no event about what sub held.
+			if out, err := exec.Command("cp", "-a", filepath.Join(dir, "sub"), filepath.Join(dir, "sub2")).CombinedOutput(); err != nil {
+				t.Fatalf("cp: %v %s", err, out)
+			}
+			write(t, dir, "sub2/deep/y.txt", "DEEPER\n", 0o644)
+			os.Rename(filepath.Join(dir, "sub"), filepath.Join(t.TempDir(), "moved"))
+			os.Rename(filepath.Join(dir, "sub2"), filepath.Join(dir, "sub"))
+		}, "sub/deep/y.txt"},
 		{"another process", func(t *testing.T, dir string) {
 			cmd := exec.Command("sh", "-c", `printf 'other\n' > sub/x.txt && touch -d @1 sub/x.txt`)
 			cmd.Dir = dir
@@ -351,6 +361,39 @@ func TestJournalRefusesAfterAMount(t *testing.T) {
 	}
 	if s.statPasses != 1 {
 		t.Errorf("%d full stat passes, want 1 (the journal must refuse)", s.statPasses)
+	}
+}
+
+// A directory above the work tree renamed away and replaced by a changed
+// copy: no watch gets an event, but the top's path leads to another
+// inode, which the check compares every time.
+func TestJournalSeesTheTreeSwappedFromAbove(t *testing.T) {
+	t.Parallel()
+	base := t.TempDir()
+	dir := filepath.Join(base, "p", "ws")
+	os.MkdirAll(filepath.Dir(dir), 0o755)
+	if err := os.Rename(setup(t, true), dir); err != nil {
+		t.Skipf("cannot move the fixture: %v", err)
+	}
+	s, err := Take(context.Background(), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if _, err := s.Restore(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	age(s)
+	if err := os.Rename(filepath.Join(base, "p"), filepath.Join(base, "old")); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command("cp", "-a", filepath.Join(base, "old"), filepath.Join(base, "p")).CombinedOutput(); err != nil {
+		t.Fatalf("cp: %v %s", err, out)
+	}
+	write(t, dir, "a.go", "package a\n\nfunc A() int { return 3 }\n", 0o644)
+	undone, err := s.Restore(context.Background())
+	if err != nil || len(undone) == 0 {
+		t.Fatalf("the swapped tree went unseen: %+v %v", undone, err)
 	}
 }
 
