@@ -50,13 +50,17 @@ import "context"
 // first check after its arming compares it by content anyway, so that a
 // change between the gate's stat and the watch, in the same clock tick,
 // cannot hide. After a changed step, the events of Restore's own writes
-// are drained and discarded (settle) right after the writes, before the
-// second write-tree and refresh's stats, so a change made after the
-// drain stays queued for the next check (and if refresh stat'ed the entry
-// after that change, the entry is racy and compared by content).
-// Refresh's entries and those the drained events named are watched again
-// (a rewritten file is a new inode); everything is armed again only when
-// the gate is recorded whole, or after a full stat pass.
+// are drained (settle) right after the writes, before the second
+// write-tree and refresh's stats, so a change made after the drain stays
+// queued for the next check. The drained events are not trusted blindly:
+// every entry they name is watched again after refresh and must then
+// lstat to the gate's key (refresh's own entries were just stat'ed, and a
+// change after that stat is either an lstat that no longer matches, or a
+// same-tick change to an entry that is racy, hence pending). So a change
+// by another writer in that window either fails the arming (the next step
+// takes the full stat pass) or is compared at the next check. Everything
+// is armed again only when the gate is recorded whole, or after a full
+// stat pass.
 //
 // Refusing ("be right or refuse"): the journal goes unhealthy, and the
 // step takes the full stat pass (then arms again if the tree is as
@@ -71,15 +75,20 @@ import "context"
 // xfs, btrfs, tmpfs, overlayfs, f2fs, zfs: on NFS, SMB, 9p, virtiofs or
 // FUSE another host or a server process changes files with no event here).
 //
-// Not covered: a change made while Restore itself runs, by a process
-// other than the step's, between the second write-tree and the watch of
-// the entry, in the same clock tick, to a racy entry's inode swapped out
-// and back (the harness's premise is that nothing else writes the
-// workspace; the gate alone, which re-stats every step, would see such a
-// change later); writes below the VFS (a raw block device). Watches pin
-// the watched inodes in memory (roughly a kilobyte of kernel memory each)
-// and count against the user's max_user_watches while the Snapshot lives;
-// a second Snapshot on a 28k-file tree takes another ~41k.
+// Not covered: an inode swapped out and back at an entry's path, within
+// one clock tick, between inotify_add_watch and its lstat, by a process
+// writing the workspace while Restore runs (the harness's premise is that
+// the step's processes are gone; the stat gate alone would see a later
+// change to the swapped-in inode); a process that outlives the step and
+// writes through a shared mapping it holds (no event until it unmaps; the
+// stat gate sees the mtime only at the first write fault after
+// writeback); writes below the VFS (a raw block device), and I/O paths of
+// old kernels that send no fsnotify event (the journal assumes a current
+// kernel, where write, truncate, fallocate, copy_file_range, clone and
+// io_uring writes all notify). Watches pin the watched inodes in memory
+// (roughly a kilobyte of kernel memory each) and count against the
+// user's max_user_watches while the Snapshot lives: ~41k for a 28k-file
+// tree.
 
 // checkGate is the gate's check for Restore: from the journal when it can
 // vouch, the full stat pass otherwise (and then the journal is armed
