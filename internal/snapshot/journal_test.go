@@ -306,12 +306,13 @@ func TestJournalAgreesWithTheFullCheck(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer ref.Close()
-	r := rand.New(rand.NewPCG(5, 7))
+	r := rand.New(rand.NewPCG(5, 7)) // 30 random seeds passed too
+
 	names := []string{"a.go", "gone.txt", "run.sh", "sub/x.txt", "sub/deep/y.txt", "sub/deep/z.txt", "n/e/w.txt", "ign/x.log"}
 	for step := range 30 {
 		for range r.IntN(3) {
 			p := filepath.Join(dir, filepath.FromSlash(names[r.IntN(len(names))]))
-			switch r.IntN(5) {
+			switch r.IntN(6) {
 			case 0:
 				os.Remove(p)
 			case 1:
@@ -319,6 +320,12 @@ func TestJournalAgreesWithTheFullCheck(t *testing.T) {
 			case 2:
 				if d := filepath.Dir(p); d != dir {
 					os.RemoveAll(d)
+				}
+			case 3: // a directory moved aside, and another put in its place
+				if d := filepath.Dir(p); d != dir {
+					os.Rename(d, filepath.Join(dir, fmt.Sprintf("aside%d", step)))
+					os.MkdirAll(d, 0o755)
+					os.WriteFile(p, []byte("in its place\n"), 0o644)
 				}
 			default:
 				os.MkdirAll(filepath.Dir(p), 0o755)
