@@ -85,6 +85,7 @@ func (s *Snapshot) recordGate(ctx context.Context) {
 	if err == nil {
 		s.gate = g
 	}
+	s.armAll(ctx, s.gate, true) // a new journal for the new gate (none without one)
 }
 
 func (s *Snapshot) buildGate(ctx context.Context) (*gate, error) {

@@ -37,17 +37,29 @@ var errAddFallback = errors.New("paths need git add -A")
 // addPaths brings the shadow index up to date for files (recorded files
 // that changed) and dirs (directories whose entries changed; names gives
 // what each held when recorded).
+//
+// A directory's entries that it held when recorded were each tracked (in
+// the shadow index) or ignored, or a directory of the gate: unless the
+// ignore rules changed, only the entries new since can be untracked files
+// git would add, and they are named literally, so that git reads that
+// directory alone (a :(glob)d/* pathspec also matches every subdirectory,
+// and git walks them all). When an ignore file changed or appeared, every
+// direct entry is listed, as before.
 func (s *Snapshot) addPaths(ctx context.Context, g *gate, files, dirs []string) error {
 	specs := []string{"ls-files", "-z", "--others", "--exclude-standard", "--"}
+	wide := false
+	for _, f := range files {
+		wide = wide || path.Base(f) == ".gitignore"
+	}
+	type dirNames struct {
+		d     string
+		fresh []string // names and types not recorded
+	}
+	var changed []dirNames
 	for _, d := range dirs {
 		i, ok := g.dirAt[d]
 		if !ok {
 			return errAddFallback
-		}
-		if d == "." {
-			specs = append(specs, ":(glob)*")
-		} else {
-			specs = append(specs, ":(glob)"+globEscape(d)+"/*")
 		}
 		names, err := readNamesAt(s.dir, d)
 		if err != nil {
@@ -57,9 +69,29 @@ func (s *Snapshot) addPaths(ctx context.Context, g *gate, files, dirs []string) 
 		for _, n := range g.dirs[i].names {
 			was[n] = true
 		}
+		dn := dirNames{d: d}
 		for _, n := range names {
-			if name, typ, _ := strings.Cut(n, "\x00"); !was[n] && typ == dirType {
-				specs = append(specs, ":(literal)"+path.Join(d, name))
+			if !was[n] {
+				dn.fresh = append(dn.fresh, n)
+				wide = wide || strings.HasPrefix(n, ".gitignore\x00")
+			}
+		}
+		changed = append(changed, dn)
+	}
+	listed := 0
+	for _, dn := range changed {
+		if wide {
+			listed++
+			if dn.d == "." {
+				specs = append(specs, ":(glob)*")
+			} else {
+				specs = append(specs, ":(glob)"+globEscape(dn.d)+"/*")
+			}
+		}
+		for _, n := range dn.fresh {
+			if name, typ, _ := strings.Cut(n, "\x00"); !wide || typ == dirType {
+				listed++
+				specs = append(specs, ":(literal)"+path.Join(dn.d, name))
 			}
 		}
 	}
@@ -69,7 +101,7 @@ func (s *Snapshot) addPaths(ctx context.Context, g *gate, files, dirs []string) 
 		}
 	}
 	paths := append([]string(nil), files...)
-	if len(dirs) > 0 {
+	if listed > 0 { // with no pathspec, ls-files would list the whole tree
 		out, err := git(ctx, s.dir, s.env, specs...)
 		if err != nil {
 			return err

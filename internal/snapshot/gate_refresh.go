@@ -67,10 +67,16 @@ func (g *gate) checkChangedInputs(ctx context.Context, dir string, changed []str
 // refresh brings the gate up to date after a full check that left the
 // work tree equal to the recorded tree: the files and directories the
 // check saw change, the directories of what Restore wrote, and the new
-// directories below them (but ignored ones) are stat'ed again. It returns
-// false when only a full recording will do: an ignore file changed or
-// appeared, a recorded entry is gone.
-func (g *gate) refresh(ctx context.Context, s *Snapshot, files, dirs, written []string) bool {
+// directories below them (but ignored ones) are stat'ed again; it returns
+// the recorded files and directories it stat'ed (their watches are renewed,
+// journal.go). ok is false when only a full recording will do: an ignore
+// file changed or appeared, a recorded entry is gone.
+func (g *gate) refresh(ctx context.Context, s *Snapshot, files, dirs, written []string) (touchedFiles, touchedDirs []string, ok bool) {
+	ok = g.refreshKeys(ctx, s, files, dirs, written, &touchedFiles, &touchedDirs)
+	return touchedFiles, touchedDirs, ok
+}
+
+func (g *gate) refreshKeys(ctx context.Context, s *Snapshot, files, dirs, written []string, touchedFiles, touchedDirs *[]string) bool {
 	for _, f := range files {
 		if path.Base(f) == ".gitignore" {
 			return false
@@ -95,6 +101,7 @@ func (g *gate) refresh(ctx context.Context, s *Snapshot, files, dirs, written []
 			return false
 		}
 		g.files[i].key, g.files[i].racy = k, racy(k)
+		*touchedFiles = append(*touchedFiles, p)
 	}
 	var fresh []string // new directories, before the ignore check
 	done := map[string]bool{}
@@ -127,6 +134,7 @@ func (g *gate) refresh(ctx context.Context, s *Snapshot, files, dirs, written []
 			g.dirAt[d] = i
 		}
 		g.dirs[i].key, g.dirs[i].racy, g.dirs[i].names = k, racy(k), names
+		*touchedDirs = append(*touchedDirs, d)
 		for _, n := range names {
 			name, typ, _ := strings.Cut(n, "\x00")
 			rel := path.Join(d, name)

@@ -39,12 +39,21 @@ func gateFixture(t *testing.T) (string, *Snapshot) {
 	// The fixture was written a moment ago, so all of it is racy (checked
 	// by content); a real checkout is older. Age it, so that the times are
 	// what the gate compares.
+	age(s)
+	return dir, s
+}
+
+// age makes every recorded entry old: not racy, and so not compared by
+// content (nor, for the journal, pending its comparison after arming).
+func age(s *Snapshot) {
 	for _, list := range [][]gateEntry{s.gate.files, s.gate.dirs} {
 		for i := range list {
 			list[i].racy = false
 		}
 	}
-	return dir, s
+	if s.journal.ok() {
+		clear(s.journal.pending)
+	}
 }
 
 // A clean step costs no git: the gate vouches for the tree.

@@ -19,7 +19,8 @@ import (
 // a directory swapped for a symlink cannot lead them outside. A submodule
 // (gitlink) change cannot be undone and is reported as an error.
 //
-// When the stat gate (gate.go) recorded by the previous Restore finds every
+// When the change journal (journal.go) or, when it cannot vouch, the stat
+// gate (gate.go) recorded by the previous Restore finds every
 // file and directory git would look at as it was, nothing changed and
 // Restore returns at once; otherwise it checks with git, the full way, and
 // records the gate again once the work tree is back.
@@ -29,7 +30,7 @@ func (s *Snapshot) Restore(ctx context.Context) ([]Change, error) {
 	check := func() error { return CheckInputs(ctx, s.dir) }
 	if prev != nil {
 		var same bool
-		same, files, dirs = prev.check(ctx, s)
+		same, files, dirs = s.checkGate(ctx, prev)
 		if same {
 			return nil, nil
 		}
@@ -43,9 +44,12 @@ func (s *Snapshot) Restore(ctx context.Context) ([]Change, error) {
 	// The gate again, once the tree is back: brought up to date where it
 	// can be, recorded whole otherwise.
 	regate := func(written []string) {
-		if prev != nil && prev.refresh(ctx, s, files, dirs, written) {
-			s.gate = prev
-			return
+		if prev != nil {
+			if tf, td, ok := prev.refresh(ctx, s, files, dirs, written); ok {
+				s.gate = prev
+				s.armTouched(ctx, prev, tf, td)
+				return
+			}
 		}
 		s.recordGate(ctx)
 	}
@@ -85,6 +89,10 @@ func (s *Snapshot) Restore(ctx context.Context) ([]Change, error) {
 		}
 		undone = append(undone, Change{Path: r.path, Status: r.status, Mode: r.oldMode})
 	}
+	// The events of the writes above are Restore's own: drained before
+	// the tree is checked again and refresh stats it, so that any later
+	// change stays queued for the next check (journal.go).
+	s.journal.settle()
 	if len(errs) == 0 {
 		// No untrusted code ran since the check above: git's inputs are
 		// as checked (Restore itself writes no .gitignore FIFO).

@@ -33,6 +33,12 @@ type Snapshot struct {
 	// vouch): the tests' proof that a clean step skips it.
 	fullChecks int
 	records    int // gates recorded whole (not brought up to date)
+	// journal is the change journal in front of the gate (journal.go);
+	// nil or unhealthy when it cannot vouch.
+	journal       *journal
+	journalChecks int // gate checks the journal answered
+	statPasses    int // gate checks that lstat()ed every entry
+	journalOwner      // what outlives one journal (journal_linux.go)
 }
 
 // Take records the current state of dir (tracked and untracked, ignored
@@ -127,8 +133,13 @@ func TakeExcluding(ctx context.Context, dir string, exclude []string) (*Snapshot
 // maxIgnoreBytes bounds the repository's info/exclude copied to the shadow.
 const maxIgnoreBytes = 1 << 20
 
-// Close removes the snapshot's temporary files.
-func (s *Snapshot) Close() error { return os.RemoveAll(s.tmp) }
+// Close removes the snapshot's temporary files; the journal's watches go
+// with it.
+func (s *Snapshot) Close() error {
+	s.journal.close()
+	s.journal = nil
+	return os.RemoveAll(s.tmp)
+}
 
 // Tree is the git tree id of the recorded state.
 func (s *Snapshot) Tree() string { return s.tree }
