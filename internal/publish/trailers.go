@@ -73,4 +73,3 @@ func validatedFix(c *ghapi.CommitInfo, t commitTrailers, sig, base string) bool 
 	return c != nil && c.Verified && len(c.Parents) == 1 && c.Parents[0] == base &&
 		t.Signature != "" && t.Signature == sig && t.ValidatedTree != "" && t.ValidatedTree == c.Tree
 }
-
