@@ -80,3 +80,17 @@ func TestRenderingIsSanitised(t *testing.T) {
 		t.Errorf("the tracked marker must appear once (a log cannot forge it):\n%s", s)
 	}
 }
+
+// TestUnprovenNoteSaysWhy: an unproven fix's issue comment does not guess
+// why (a model that refused, or made no change, is not a budget that
+// ended): the status line carries the reason the fix job gave.
+func TestUnprovenNoteSaysWhy(t *testing.T) {
+	t.Parallel()
+	c := &Candidate{Candidate: flakyscan.Candidate{Tests: []flakyscan.TestRef{{Test: "TestX"}}, Failures: make([]flakyscan.Occurrence, 2), Commits: []string{"a"}},
+		Issue: 7, Fix: &flaky.FixReport{Status: flaky.FixUnproven, Reason: "the model refused: I won't change these tests"}}
+	tr := &TestResult{Ref: c.Candidate.Tests[0], LocalID: "TestX", Report: &flaky.TestReport{Runs: 7, Failures: 5}}
+	note := fixNote(c, tr)
+	if !strings.Contains(note, "the model refused: I won't change these tests") || strings.Contains(note, "budget") {
+		t.Errorf("the note does not say why the fix is unproven:\n%s", note)
+	}
+}

@@ -132,7 +132,7 @@ func fixNote(c *Candidate, t *TestResult) string {
 	what := map[flaky.FixStatus]string{
 		flaky.FixRejected:  "rejected by the anti-pattern checks",
 		flaky.FixFailedBar: "failed the rerun bar",
-		flaky.FixUnproven:  "unproven (the budget ended before the rerun bar)",
+		flaky.FixUnproven:  "not proven (the status line below says why)",
 	}[c.Fix.Status]
 	if what == "" {
 		what = string(c.Fix.Status)
