@@ -60,6 +60,7 @@ type gateEntry struct {
 	key   statKey
 	racy  bool
 	blob  string   // files: the recorded blob id, compared when racy
+	mode  string   // files git records: the recorded mode (100644, 100755, 120000)
 	names []string // directories: the sorted entry names, compared when racy
 }
 
@@ -106,7 +107,7 @@ func (s *Snapshot) buildGate(ctx context.Context) (*gate, error) {
 		if !ok || len(f) != 3 || f[0] == "160000" {
 			return nil, errGateOff // a submodule: only git can tell whether it moved
 		}
-		g.files = append(g.files, gateEntry{path: p, blob: f[1]})
+		g.files = append(g.files, gateEntry{path: p, blob: f[1], mode: f[0]})
 		recorded[p] = true
 		for d := path.Dir(p); !keepDirs[d]; d = path.Dir(d) {
 			keepDirs[d] = true

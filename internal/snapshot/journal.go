@@ -92,16 +92,17 @@ import "context"
 
 // checkGate is the gate's check for Restore: from the journal when it can
 // vouch, the full stat pass otherwise (and then the journal is armed
-// again, if the tree is as recorded).
-func (s *Snapshot) checkGate(ctx context.Context, g *gate) (same bool, files, dirs []string) {
+// again, if the tree is as recorded). journaled says the journal answered:
+// only then may Restore take the fast path (fastrestore.go).
+func (s *Snapshot) checkGate(ctx context.Context, g *gate) (same bool, files, dirs []string, journaled bool) {
 	if same, files, dirs, ok := s.journal.check(ctx, s, g); ok {
 		s.journalChecks++
-		return same, files, dirs
+		return same, files, dirs, true
 	}
 	s.statPasses++
 	same, files, dirs = g.check(ctx, s)
 	if same && journalSupported {
 		s.armAll(ctx, g, false)
 	}
-	return same, files, dirs
+	return same, files, dirs, false
 }

@@ -37,8 +37,8 @@ func TestJournalAnswersACleanStep(t *testing.T) {
 			t.Fatalf("clean Restore: %v %v", undone, err)
 		}
 	}
-	if s.fullChecks != 1 || s.journalChecks != 3 {
-		t.Errorf("%d full checks, %d journal checks; want 1 and 3", s.fullChecks, s.journalChecks)
+	if seen(s) != 1 || s.journalChecks != 3 {
+		t.Errorf("%d full checks, %d journal checks; want 1 and 3", seen(s), s.journalChecks)
 	}
 	journalled(t, s, "clean steps")
 }
@@ -112,13 +112,13 @@ func TestJournalCatchesEveryChange(t *testing.T) {
 func restoredOnce(t *testing.T, s *Snapshot, dir, check, want string) {
 	t.Helper()
 	ctx := context.Background()
-	full := s.fullChecks
+	full := seen(s)
 	undone, err := s.Restore(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(undone) == 0 || s.fullChecks != full+1 {
-		t.Fatalf("undone %+v after %d full checks: the change went unseen", undone, s.fullChecks)
+	if len(undone) == 0 || seen(s) != full+1 {
+		t.Fatalf("undone %+v after %d full checks: the change went unseen", undone, seen(s))
 	}
 	if check != "" {
 		if got, err := os.ReadFile(filepath.Join(dir, check)); err != nil || string(got) != want {
@@ -128,8 +128,8 @@ func restoredOnce(t *testing.T, s *Snapshot, dir, check, want string) {
 	if d, ch, err := s.Diff(ctx); err != nil || d != "" || ch != nil {
 		t.Fatalf("after Restore the diff is %q %v %v", d, ch, err)
 	}
-	if undone, err := s.Restore(ctx); err != nil || undone != nil || s.fullChecks != full+1 {
-		t.Errorf("next clean step: %v %v, %d full checks", undone, err, s.fullChecks)
+	if undone, err := s.Restore(ctx); err != nil || undone != nil || seen(s) != full+1 {
+		t.Errorf("next clean step: %v %v, %d full checks", undone, err, seen(s))
 	}
 }
 
@@ -363,7 +363,7 @@ func TestJournalRefusesAfterAMount(t *testing.T) {
 		t.Skipf("cannot mount here: %v", err)
 	}
 	t.Cleanup(func() { syscall.Unmount(target, syscall.MNT_DETACH) })
-	if _, err := s.Restore(context.Background()); err == nil && s.fullChecks == 1 {
+	if _, err := s.Restore(context.Background()); err == nil && seen(s) == 1 {
 		t.Fatal("a mount over sub went unseen")
 	}
 	if s.statPasses != 1 {

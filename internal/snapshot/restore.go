@@ -9,7 +9,9 @@ import (
 	"io/fs"
 	"os"
 	"path"
+	"slices"
 	"strings"
+	"syscall"
 )
 
 // Restore puts the work tree back to the recorded state: files added since
@@ -22,37 +24,37 @@ import (
 // When the change journal (journal.go) or, when it cannot vouch, the stat
 // gate (gate.go) recorded by the previous Restore finds every
 // file and directory git would look at as it was, nothing changed and
-// Restore returns at once; otherwise it checks with git, the full way, and
-// records the gate again once the work tree is back.
+// Restore returns at once; otherwise, when the journal answered and the
+// change is simple, the fast path (fastrestore.go) undoes it from the
+// gate's records; else it checks with git, the full way, and brings the
+// gate up to date (or records it again) once the work tree is back.
 func (s *Snapshot) Restore(ctx context.Context) ([]Change, error) {
 	prev := s.gate
 	var files, dirs []string
 	check := func() error { return CheckInputs(ctx, s.dir) }
 	if prev != nil {
-		var same bool
-		same, files, dirs = s.checkGate(ctx, prev)
+		var same, journaled bool
+		same, files, dirs, journaled = s.checkGate(ctx, prev)
 		if same {
 			return nil, nil
 		}
-		if err := s.forget(ctx, files); err != nil {
-			return nil, fmt.Errorf("snapshot restore: %w", err)
+		if journaled {
+			if undone, ok, err := s.fastRestore(ctx, prev, files, dirs); ok {
+				return undone, err
+			}
 		}
 		check = func() error { return prev.checkChangedInputs(ctx, s.dir, dirs) }
 	}
+	// What fast restores left with stale stat data in the shadow index
+	// (fastrestore.go) is hashed again, as the files the gate saw change.
+	files = s.withUnindexed(files)
+	if err := s.forget(ctx, files); err != nil {
+		return nil, fmt.Errorf("snapshot restore: %w", err)
+	}
+	clear(s.unindexed)
 	s.gate = nil
 	s.fullChecks++
-	// The gate again, once the tree is back: brought up to date where it
-	// can be, recorded whole otherwise.
-	regate := func(written []string) {
-		if prev != nil {
-			if tf, td, ok := prev.refresh(ctx, s, files, dirs, written); ok {
-				s.gate = prev
-				s.armTouched(ctx, prev, tf, td)
-				return
-			}
-		}
-		s.recordGate(ctx)
-	}
+	regate := func(written []string) { s.regate(ctx, prev, files, dirs, written) }
 	var update func() error
 	if prev != nil {
 		update = func() error { return s.addPaths(ctx, prev, files, dirs) }
@@ -146,7 +148,9 @@ func (s *Snapshot) restoreOne(ctx context.Context, root *os.Root, r rawRecord) e
 		return errors.New("a submodule changed; it cannot be put back")
 	}
 	if r.status == "added" {
-		if err := root.Remove(r.path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		// ENOTDIR: a directory above it was a file when recorded, and is
+		// one again (restored before it, in diff-tree's order).
+		if err := root.Remove(r.path); err != nil && !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, syscall.ENOTDIR) {
 			return err
 		}
 		return nil
@@ -155,6 +159,14 @@ func (s *Snapshot) restoreOne(ctx context.Context, root *os.Root, r rawRecord) e
 	if err != nil {
 		return err
 	}
+	return writeBack(root, r, data)
+}
+
+// writeBack puts a recorded file back at r.path: data written to a new
+// file beside it with the recorded mode (or a symlink to data), renamed
+// over whatever is there (a directory there is removed first).
+func writeBack(root *os.Root, r rawRecord, data []byte) error {
+	var err error
 	if dir := path.Dir(r.path); dir != "." {
 		if err := root.MkdirAll(dir, 0o755); err != nil {
 			return err
@@ -204,6 +216,34 @@ func writeNew(root *os.Root, name string, data []byte, perm fs.FileMode) error {
 		root.Remove(name)
 	}
 	return err
+}
+
+// regate brings the gate up to date once the tree is back (refresh, and
+// the journal's watches renewed for what it stat'ed), or records it whole
+// when it cannot be.
+func (s *Snapshot) regate(ctx context.Context, prev *gate, files, dirs, written []string) {
+	if prev != nil {
+		if tf, td, ok := prev.refresh(ctx, s, files, dirs, written); ok {
+			s.gate = prev
+			s.armTouched(ctx, prev, tf, td)
+			return
+		}
+	}
+	s.recordGate(ctx)
+}
+
+// withUnindexed adds to files the paths fast restores wrote or compared
+// since the last git path, sorted and once each.
+func (s *Snapshot) withUnindexed(files []string) []string {
+	if len(s.unindexed) == 0 {
+		return files
+	}
+	out := slices.Clone(files)
+	for p := range s.unindexed {
+		out = append(out, p)
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
 }
 
 // paths lists the changes' paths.

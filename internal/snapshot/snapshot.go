@@ -38,7 +38,11 @@ type Snapshot struct {
 	journal       *journal
 	journalChecks int // gate checks the journal answered
 	statPasses    int // gate checks that lstat()ed every entry
-	journalOwner      // what outlives one journal (journal_linux.go)
+	fastRestores  int // changed steps undone by the fast path (fastrestore.go)
+	// unindexed: files fast restores wrote or compared, whose shadow index
+	// entries keep stale stat data; forgotten before the next git path.
+	unindexed    map[string]bool
+	journalOwner // what outlives one journal (journal_linux.go)
 }
 
 // Take records the current state of dir (tracked and untracked, ignored
