@@ -32,6 +32,7 @@ func fastFixture(t *testing.T) (string, *Snapshot) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { s.Close() })
+	ignoreOthersMounts(s)
 	if undone, err := s.Restore(context.Background()); err != nil || undone != nil {
 		t.Fatalf("first Restore: %v %v", undone, err)
 	}

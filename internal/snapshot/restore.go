@@ -29,6 +29,14 @@ import (
 // gate's records; else it checks with git, the full way, and brings the
 // gate up to date (or records it again) once the work tree is back.
 func (s *Snapshot) Restore(ctx context.Context) ([]Change, error) {
+	return s.restore(ctx, 0)
+}
+
+// maxIgnoreRounds bounds how often one Restore goes round again after
+// undoing ignore rules that hid files of the step (restore below).
+const maxIgnoreRounds = 8
+
+func (s *Snapshot) restore(ctx context.Context, round int) ([]Change, error) {
 	prev := s.gate
 	var files, dirs []string
 	check := func() error { return CheckInputs(ctx, s.dir) }
@@ -97,13 +105,23 @@ func (s *Snapshot) Restore(ctx context.Context) ([]Change, error) {
 	s.journal.settle()
 	if len(errs) == 0 {
 		// No untrusted code ran since the check above: git's inputs are
-		// as checked (Restore itself writes no .gitignore FIFO).
+		// as checked (Restore itself writes no .gitignore FIFO). An
+		// ignore file the step added or changed, now undone, may have
+		// hidden files the step made: they are visible now, so the whole
+		// tree is added again, and when it still differs Restore goes
+		// round again (without the gate) to remove them.
+		rules := slices.ContainsFunc(undone, func(c Change) bool {
+			return path.Base(c.Path) == ".gitignore" && c.Status != "D"
+		})
 		var update func() error
-		if prev != nil {
+		if prev != nil && !rules {
 			update = func() error { return s.updatePaths(ctx, paths(undone)) }
 		}
 		if again, err := s.writeTreeWith(ctx, nil, update); err != nil {
 			errs = append(errs, err)
+		} else if again != s.tree && rules && round < maxIgnoreRounds {
+			more, err := s.restore(ctx, round+1)
+			return append(undone, more...), err
 		} else if again != s.tree {
 			errs = append(errs, errors.New("the work tree still differs from the recorded state"))
 		} else {

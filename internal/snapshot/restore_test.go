@@ -65,3 +65,39 @@ func TestRestorePutsTheWorkTreeBack(t *testing.T) {
 		}
 	}
 }
+
+// A step hides files behind an ignore rule of its own: a new
+// junk/.gitignore naming junk/x.txt, and a line added to the recorded
+// .gitignore naming extra.txt. Undoing the rules makes the files visible
+// to git, and they are the step's too: Restore removes them, whether the
+// gate was recorded (a second step) or not, and the tree is as recorded.
+func TestRestoreRemovesFilesAnUndoneIgnoreRuleHid(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	dir := setup(t, true)
+	s, err := Take(ctx, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	for step := range 3 {
+		write(t, dir, "junk/.gitignore", "x.txt\n", 0o644)
+		write(t, dir, "junk/x.txt", "hidden\n", 0o644)
+		write(t, dir, ".gitignore", "*.log\nextra.txt\n", 0o644)
+		write(t, dir, "extra.txt", "hidden too\n", 0o644)
+		if _, err := s.Restore(ctx); err != nil {
+			t.Fatalf("step %d: %v", step, err)
+		}
+		for _, gone := range []string{"junk/.gitignore", "junk/x.txt", "extra.txt"} {
+			if _, err := os.Lstat(filepath.Join(dir, gone)); err == nil {
+				t.Errorf("step %d: %s is still there", step, gone)
+			}
+		}
+		if d, ch, err := s.Diff(ctx); err != nil || d != "" || ch != nil {
+			t.Fatalf("step %d: after Restore the diff is %q %v %v", step, d, ch, err)
+		}
+		if undone, err := s.Restore(ctx); err != nil || undone != nil {
+			t.Fatalf("step %d: a clean step after Restore undid %+v, %v", step, undone, err)
+		}
+	}
+}
