@@ -27,17 +27,7 @@ func fastFixture(t *testing.T) (string, *Snapshot) {
 	}
 	write(t, dir, "ign/keep.log", "ignored dir content\n", 0o644)
 	write(t, dir, ".gitignore", "*.log\n/ign/\nbuild/\n", 0o644)
-	s, err := Take(context.Background(), dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
-	ignoreOthersMounts(s)
-	if undone, err := s.Restore(context.Background()); err != nil || undone != nil {
-		t.Fatalf("first Restore: %v %v", undone, err)
-	}
-	age(s)
-	return dir, s
+	return dir, armedSnapshot(t, dir)
 }
 
 // gitPathSays is what the git path returns for the work tree as it is: a

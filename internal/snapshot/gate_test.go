@@ -35,6 +35,15 @@ func gateFixture(t *testing.T) (string, *Snapshot) {
 	write(t, dir, "ign/keep.log", "ignored dir content\n", 0o644)
 	write(t, dir, "onlyign/a.log", "an ignored file in a directory git still looks in\n", 0o644)
 	write(t, dir, ".gitignore", "*.log\n/ign/\n", 0o644)
+	return dir, armedSnapshot(t, dir)
+}
+
+// armedSnapshot takes a snapshot of dir whose gate (and journal) the
+// first Restore recorded, aged: the fixture was written a moment ago, so
+// all of it is racy (checked by content); a real checkout is older, and
+// the times are what the gate compares.
+func armedSnapshot(t *testing.T, dir string) *Snapshot {
+	t.Helper()
 	s, err := Take(context.Background(), dir)
 	if err != nil {
 		t.Fatal(err)
@@ -47,11 +56,25 @@ func gateFixture(t *testing.T) (string, *Snapshot) {
 	if s.gate == nil {
 		t.Fatal("the first Restore recorded no gate")
 	}
-	// The fixture was written a moment ago, so all of it is racy (checked
-	// by content); a real checkout is older. Age it, so that the times are
-	// what the gate compares.
 	age(s)
-	return dir, s
+	return s
+}
+
+// restoreAgrees restores s after a step and fails unless it undid what
+// ref's full (ungated) diff says the step changed.
+func restoreAgrees(t *testing.T, step int, s, ref *Snapshot) {
+	t.Helper()
+	_, want, err := ref.Diff(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	undone, err := s.Restore(context.Background())
+	if err != nil {
+		t.Fatalf("step %d: %v", step, err)
+	}
+	if changedPaths(undone) != changedPaths(want) {
+		t.Fatalf("step %d: Restore undid %s, the full diff says %s", step, changedPaths(undone), changedPaths(want))
+	}
 }
 
 // age makes every recorded entry old: not racy, and so not compared by
@@ -277,17 +300,7 @@ func TestGateAgreesWithTheFullCheck(t *testing.T) {
 				os.WriteFile(p, fmt.Appendf(nil, "step %d\n", step), 0o644)
 			}
 		}
-		_, want, err := ref.Diff(context.Background())
-		if err != nil {
-			t.Fatal(err)
-		}
-		undone, err := s.Restore(context.Background())
-		if err != nil {
-			t.Fatalf("step %d: %v", step, err)
-		}
-		if changedPaths(undone) != changedPaths(want) {
-			t.Fatalf("step %d: the gated Restore undid %s, the full diff says %s", step, changedPaths(undone), changedPaths(want))
-		}
+		restoreAgrees(t, step, s, ref)
 		if _, after, _ := ref.Diff(context.Background()); len(after) != 0 {
 			t.Fatalf("step %d: still changed after Restore: %+v", step, after)
 		}

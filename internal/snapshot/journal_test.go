@@ -333,17 +333,7 @@ func TestJournalAgreesWithTheFullCheck(t *testing.T) {
 				os.WriteFile(p, fmt.Appendf(nil, "step %d\n", step), 0o644)
 			}
 		}
-		_, want, err := ref.Diff(context.Background())
-		if err != nil {
-			t.Fatal(err)
-		}
-		undone, err := s.Restore(context.Background())
-		if err != nil {
-			t.Fatalf("step %d: %v", step, err)
-		}
-		if changedPaths(undone) != changedPaths(want) {
-			t.Fatalf("step %d: Restore undid %s, the full diff says %s", step, changedPaths(undone), changedPaths(want))
-		}
+		restoreAgrees(t, step, s, ref)
 	}
 	if s.statPasses != 0 {
 		t.Errorf("%d full stat passes (%q)", s.statPasses, s.journal.why)
