@@ -111,7 +111,7 @@ func (s *Snapshot) restore(ctx context.Context, round int) ([]Change, error) {
 		// tree is added again, and when it still differs Restore goes
 		// round again (without the gate) to remove them.
 		rules := slices.ContainsFunc(undone, func(c Change) bool {
-			return path.Base(c.Path) == ".gitignore" && c.Status != "D"
+			return path.Base(c.Path) == ".gitignore" && c.Status != "deleted"
 		})
 		var update func() error
 		if prev != nil && !rules {
