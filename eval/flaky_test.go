@@ -282,6 +282,19 @@ func TestBundledFlakyEval(t *testing.T) {
 	if len(rep.Tasks) != len(tasks) || len(tasks) != 6 {
 		t.Fatalf("report has %d tasks, want the %d flaky ones", len(rep.Tasks), len(tasks))
 	}
+	for i, r := range rep.Tasks {
+		// A flake that fails half its runs (pyids: Python's random is not
+		// seeded by -shuffle) fails ten in a row one time in 1,024, and the
+		// rule then calls it failing; the rule held, so run it once more.
+		if f := r.Flaky; f != nil && f.Verdict == "failing" && f.DetectRuns == flaky.FailingStopFailures && f.DetectFailures == f.DetectRuns {
+			t.Logf("%s: %d failures in a row, failing by the rule; running the task again", r.Name, f.DetectFailures)
+			again, err := Run(ctx, Options{Set: SetFlaky, Filter: r.Name, Jobs: 1})
+			if err != nil || len(again.Tasks) != 1 {
+				t.Fatalf("%s again: %v, %d tasks", r.Name, err, len(again.Tasks))
+			}
+			rep.Tasks[i] = again.Tasks[0]
+		}
+	}
 	for _, r := range rep.Tasks {
 		f := r.Flaky
 		if r.Skipped || !r.Resolved || f == nil {

@@ -57,7 +57,7 @@ func (c *console) flaky(ctx context.Context, p *prepared) Result {
 	res, err := flakyjob.Run(ctx, p.gh, flakyjob.Job{Owner: job.Owner, Repo: job.Repo, DefaultBranch: job.DefaultBranch,
 		Workdir: ws, Command: cmd, Config: p.cfg.Config, Fix: pl.job, Deps: deps, OutDir: tmp,
 		Env: pl.environ, EnvAllow: pl.job.TestEnv, SecretNames: pl.job.SecretNames, WritableDirs: pl.job.TestWritable,
-		Trigger: job.Trigger, Progress: c.log()})
+		Trigger: job.Trigger, Seed: p.cfg.Flaky.Seed, Progress: c.log()})
 	if err != nil {
 		r := c.fail(ctx, p, err)
 		if res != nil {

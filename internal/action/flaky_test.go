@@ -3,6 +3,7 @@ package action
 import (
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -99,7 +100,9 @@ func TestActionFlakyScheduledQuarantine(t *testing.T) {
 		t.Skip("stress-runs a real flaky module")
 	}
 	t.Parallel()
-	sc := flakyScene(t, "flaky: {max-runs: 30, quarantine-file: flaky-quarantine.txt}\n", true)
+	// seed: reproducible orders, so the order fixture's verdict does not
+	// depend on luck (random orders call it failing one time in 1,024).
+	sc := flakyScene(t, "flaky: {max-runs: 30, quarantine-file: flaky-quarantine.txt, seed: 1}\n", true)
 	env, vars, stdout := sc.env(t, "schedule", schedulePayload, map[string]string{"mode": "flaky", "test-command": "go test ./...",
 		"provider": "openai", "api-key": ""})
 	delete(vars, "INPUT_API-KEY")
@@ -110,6 +113,11 @@ func TestActionFlakyScheduledQuarantine(t *testing.T) {
 	issues, pulls := sc.s.Issues(testRepo), sc.s.Pulls(testRepo)
 	if len(issues) != 1 || len(pulls) != 1 || !pulls[0].Draft || !strings.Contains(pulls[0].Title, "quarantine") {
 		t.Fatalf("%d issues, PRs %+v", len(issues), pulls)
+	}
+	// The policy's seed reached the runs: the failing order's seed is one
+	// of 1, 2, … (a random seed is a time in nanoseconds).
+	if m := regexp.MustCompile("\\| seed \\| `([0-9]+)` \\|").FindStringSubmatch(issues[0].Body); m == nil || len(m[1]) > 3 {
+		t.Errorf("the issue's seed row %q: want a seed counted from the policy's seed: 1\n%s", m, issues[0].Body)
 	}
 	out := outputs(t, vars["GITHUB_OUTPUT"])
 	if out["flaky-issues"] != strconv.Itoa(issues[0].Number) || out["flaky-prs"] != strconv.Itoa(pulls[0].Number) || out["status"] != "not-fixed" {

@@ -53,6 +53,10 @@ type Flaky struct {
 	// separately the rerun bar of its fix.
 	MaxRuns    int `yaml:"max-runs"`
 	MaxMinutes int `yaml:"max-minutes"`
+	// Seed, when not zero, makes the local runs' shuffled orders
+	// reproducible (-shuffle=Seed, Seed+1, …; the CLI's --seed); zero,
+	// the default, draws a random seed for each run.
+	Seed int64 `yaml:"seed"`
 }
 
 // Fixes, PRs and Issues are the budgets with defaults applied.
@@ -104,6 +108,9 @@ func (f Flaky) validate(protected *protect.Set) []string {
 	}
 	if f.MaxMinutes < 0 || f.MaxMinutes > MaxMinutes {
 		add("flaky.max-minutes: %d is not from 1 to %d", f.MaxMinutes, MaxMinutes)
+	}
+	if f.Seed < 0 {
+		add("flaky.seed: %d is not a seed from 1 (0: random orders)", f.Seed)
 	}
 	if q := f.QuarantineFile; q != "" {
 		switch {

@@ -58,6 +58,8 @@ func TestFlakyErrors(t *testing.T) {
 		{"protected-paths: [\"ci/**\"]\nflaky: {quarantine-file: ci/q.txt}\n", "is a protected path"},
 		{"flaky: {quarantine-file: \"a\\nb\"}\n", "not a usable path"},
 		{"flaky: {window_days: 3}\n", `unknown key "window_days"`},
+		{"flaky: {seed: -1}\n", "flaky.seed: -1"},
+		{"flaky: {seed: x}\n", "line 1: cannot unmarshal"},
 	} {
 		_, err := config.Parse("inline.yml", []byte(tt.data))
 		var ce *config.Error
@@ -65,7 +67,7 @@ func TestFlakyErrors(t *testing.T) {
 			t.Errorf("%q: err = %v, want a *config.Error with %q", tt.data, err, tt.want)
 		}
 	}
-	for _, ok := range []string{"flaky: {quarantine-file: flaky-quarantine.txt}\n", "flaky: {window-days: 90, max-fixes: 0, max-issues: 50}\n"} {
+	for _, ok := range []string{"flaky: {quarantine-file: flaky-quarantine.txt}\n", "flaky: {window-days: 90, max-fixes: 0, max-issues: 50}\n", "flaky: {seed: 1}\n"} {
 		if _, err := config.Parse("inline.yml", []byte(ok)); err != nil {
 			t.Errorf("%q: %v", ok, err)
 		}

@@ -39,10 +39,13 @@ var fixtures = []fixture{
 }
 
 // Budgets of the stress test: at most maxPreRuns runs to find and measure
-// the flake, at most maxPostRuns to prove the fix.
+// the flake, at most maxPostRuns to prove the fix. maxPostRuns covers the
+// largest bar maxPreRuns can set (one failure in 40 runs: 184 reruns; a
+// fixture failing a quarter of its runs measures that one time in 7,500),
+// so a right fix is never "unproven" for want of budget.
 const (
 	maxPreRuns  = 40
-	maxPostRuns = 150
+	maxPostRuns = 200
 )
 
 // TestFixturePatches checks every fixture's patches with diffcheck: the
@@ -95,13 +98,24 @@ func TestFixturesFlakyThenProven(t *testing.T) {
 					}
 				}
 			}
-			pre := &Evidence{ID: fx.name}
 			bothAt := 0
-			for pre.Runs < maxPreRuns && !pre.Enough() {
-				pre.Add(run(ctx, true))
-				if bothAt == 0 && pre.Failures > 0 && pre.Failures < pre.Runs {
-					bothAt = pre.Runs
+			measure := func() *Evidence {
+				pre := &Evidence{ID: fx.name}
+				for pre.Runs < maxPreRuns && !pre.Enough() {
+					pre.Add(run(ctx, true))
+					if bothAt == 0 && pre.Failures > 0 && pre.Failures < pre.Runs {
+						bothAt = pre.Runs
+					}
 				}
+				return pre
+			}
+			pre := measure()
+			if pre.Failures == FailingStopFailures && pre.Runs == pre.Failures {
+				// A flake that fails half its runs fails ten in a row one
+				// time in 1,024, and the rule then calls it failing; the
+				// rule held, so measure once more.
+				t.Logf("%s: %d failures in a row, failing by the rule; measuring again", fx.name, pre.Failures)
+				pre = measure()
 			}
 			preTime := time.Since(start)
 			rep, err := NewTestReport(pre)
