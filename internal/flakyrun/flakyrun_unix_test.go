@@ -7,6 +7,7 @@ import (
 	"errors"
 	"github.com/org/mini-agent/internal/flaky/flakytest"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -22,7 +23,7 @@ func TestDetectTimeBudget(t *testing.T) {
 		t.Skip("runs go test")
 	}
 	pids := filepath.Join(t.TempDir(), "pids")
-	res, err := Detect(context.Background(), Config{Workdir: flakytest.CopyModule(t, "testdata/hang"), Command: mustParse(t, "go test ./..."),
+	res, err := Detect(context.Background(), Config{Workdir: hangModule(t), Command: mustParse(t, "go test ./..."),
 		MaxTime: 20 * time.Second, EnvAllow: []string{"HANG_PIDS"}, Env: append(os.Environ(), "HANG_PIDS="+pids)})
 	if err != nil {
 		t.Fatal(err)
@@ -52,7 +53,7 @@ func TestDetectCancel(t *testing.T) {
 		}
 	}()
 	start := time.Now()
-	_, err := Detect(ctx, Config{Workdir: flakytest.CopyModule(t, "testdata/hang"), Command: mustParse(t, "go test ./..."),
+	_, err := Detect(ctx, Config{Workdir: hangModule(t), Command: mustParse(t, "go test ./..."),
 		EnvAllow: []string{"HANG_PIDS"}, Env: append(os.Environ(), "HANG_PIDS="+pids)})
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("err = %v, want context.Canceled", err)
@@ -61,6 +62,28 @@ func TestDetectCancel(t *testing.T) {
 		t.Errorf("cancellation took %v", d)
 	}
 	assertGone(t, pids)
+}
+
+// hangModule is a copy of testdata/hang whose packages are built already,
+// with and without -race (the rotation's first run): the time limits of
+// these tests bound the hanging run, not a cold compile on a loaded machine.
+func hangModule(t *testing.T) string {
+	t.Helper()
+	dir := flakytest.CopyModule(t, "testdata/hang")
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	for _, race := range []bool{false, true} {
+		args := []string{"test", "-count=1", "-run", "^$", "./..."}
+		if race {
+			args = append(args[:1], append([]string{"-race"}, args[1:]...)...)
+		}
+		cmd := exec.CommandContext(ctx, "go", args...)
+		cmd.Dir = dir
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("warming the build: go %s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+	}
+	return dir
 }
 
 // assertGone checks that the processes whose ids the hang test wrote are dead.
@@ -113,7 +136,7 @@ func TestDetectRunTimeout(t *testing.T) {
 		t.Skip("runs go test")
 	}
 	pids := filepath.Join(t.TempDir(), "pids")
-	res, err := Detect(context.Background(), Config{Workdir: flakytest.CopyModule(t, "testdata/hang"), Command: mustParse(t, "go test ./..."),
+	res, err := Detect(context.Background(), Config{Workdir: hangModule(t), Command: mustParse(t, "go test ./..."),
 		MaxRuns: 1, RunTimeout: 15 * time.Second, EnvAllow: []string{"HANG_PIDS"}, Env: append(os.Environ(), "HANG_PIDS="+pids)})
 	if err != nil {
 		t.Fatal(err)
