@@ -46,7 +46,7 @@ func TestParseFull(t *testing.T) {
 		TestEnv:      []string{"DATABASE_URL", "APP_MODE"},
 		TestWritable: []string{"/var/cache/app"},
 		Flaky: config.Flaky{WindowDays: 30, MaxFixes: intPtr(1), MaxPRs: intPtr(0), MaxIssues: intPtr(2), Label: "flake",
-			QuarantineFile: "ci/flaky-quarantine.txt", MaxRuns: 60, MaxMinutes: 20},
+			QuarantineFile: "ci/flaky-quarantine.txt", MaxRuns: 60, MaxMinutes: 20, Seed: 7},
 	}
 	if diff := cmp.Diff(want, c); diff != "" {
 		t.Errorf("Parse mismatch (-want +got):\n%s", diff)
