@@ -3,18 +3,15 @@ package tools
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 	"sync"
 	"time"
 
-	"github.com/org/mini-agent/agent"
 	"github.com/org/mini-agent/internal/proc"
 	"github.com/org/mini-agent/internal/safefile"
 	"github.com/org/mini-agent/internal/sandbox"
@@ -152,93 +149,6 @@ type RunOutcome struct {
 // Passed reports a zero exit within the time limit.
 func (o RunOutcome) Passed() bool { return o.ExitCode == 0 && !o.TimedOut }
 
-// Spec describes the tool to the model.
-func (r *RunTest) Spec() agent.ToolSpec {
-	cmd, help := "the configured test command", "This test command cannot be narrowed: call run_test with no arguments."
-	if c := r.cfg.Command; c != nil {
-		cmd, help = "`"+truncate(c.Line(), 200)+"`", c.NarrowingHelp()
-	}
-	desc := "Run the project's tests with " + cmd + " and report status, exit code, duration, " +
-		"failing tests and the head and tail of the output; the full output is saved as @runs/N.log " +
-		"for read_file. With no arguments the whole suite runs. " + help
-	if r.cfg.Command != nil && r.cfg.Command.Narrowable() {
-		desc += " Give names and workspace-relative paths only: no flags, quotes or shell syntax."
-	}
-	schema := fmt.Sprintf(`{"type":"object","properties":{`+
-		`"tests":{"type":"array","items":{"type":"string"},"maxItems":%d,"description":"test names or name patterns to run instead of the whole suite"},`+
-		`"packages":{"type":"array","items":{"type":"string"},"maxItems":%d,"description":"packages, test files or directories (workspace-relative) to run instead of the whole suite"}},`+
-		`"additionalProperties":false}`, testcmd.MaxNarrowItems, testcmd.MaxNarrowItems)
-	return agent.ToolSpec{Name: "run_test", Description: desc, InputSchema: json.RawMessage(schema)}
-}
-
-// Mutates is false: run_test runs code but writes nothing through the
-// sandbox (what tests write is the test suite's business).
-func (r *RunTest) Mutates() bool { return false }
-
-// Exclusive reports that calls must not run concurrently with any other
-// tool call: tests read the files other calls would be changing, and two
-// suites at once would fight over ports, caches and CPU.
-func (r *RunTest) Exclusive() bool { return true }
-
-type runTestArgs struct {
-	Tests    stringList `json:"tests"`
-	Packages stringList `json:"packages"`
-}
-
-// stringList accepts a JSON array of strings, or a single string (a sloppy
-// but unambiguous call).
-type stringList []string
-
-func (l *stringList) UnmarshalJSON(b []byte) error {
-	var one string
-	if err := json.Unmarshal(b, &one); err == nil {
-		*l = nil
-		if one != "" {
-			*l = []string{one}
-		}
-		return nil
-	}
-	var many []string
-	if err := json.Unmarshal(b, &many); err != nil {
-		return errors.New("must be an array of strings")
-	}
-	*l = many
-	return nil
-}
-
-// Execute runs the command once. A failing or timed-out run is an error
-// Result (FAILED, TIMEOUT); only cancellation and I/O failures are errors.
-func (r *RunTest) Execute(ctx context.Context, raw json.RawMessage) (agent.Result, error) {
-	var args runTestArgs
-	if s := strings.TrimSpace(string(raw)); s != "" && s != "null" {
-		dec := json.NewDecoder(strings.NewReader(s))
-		dec.DisallowUnknownFields()
-		if err := dec.Decode(&args); err != nil {
-			return agent.ErrorResult(agent.CodeInvalidArgument,
-				fmt.Sprintf("run_test arguments: %v; expected {\"tests\": [names...], \"packages\": [paths...]}, both optional", err), false), nil
-		}
-	}
-	// The model's runs keep the runner's defaults, caches included.
-	out, err := r.runSelected(ctx, testcmd.Selection{Tests: args.Tests, Packages: args.Packages}, testcmd.Plain, false)
-	switch {
-	case errors.Is(err, testcmd.ErrNarrowing):
-		return agent.ErrorResult(agent.CodeInvalidArgument, err.Error(), false), nil
-	case errors.Is(err, proc.ErrNotStarted), errors.Is(err, errNotConfigured):
-		return agent.ErrorResult(agent.CodeFailed, err.Error()+
-			"; this is a configuration problem that no code change fixes", false), nil
-	case err != nil:
-		return agent.Result{}, err
-	}
-	text := out.Text()
-	switch {
-	case out.TimedOut:
-		return agent.Result{Text: text, IsError: true, Code: agent.CodeTimeout}, nil
-	case out.ExitCode != 0:
-		return agent.Result{Text: text, IsError: true, Code: agent.CodeFailed}, nil
-	}
-	return agent.Result{Text: text}, nil
-}
-
 var errNotConfigured = errors.New("run_test is not configured")
 
 // Run runs the configured command once, narrowed to sel (empty: the whole
@@ -369,85 +279,6 @@ func (r *RunTest) run(ctx context.Context, inv *testcmd.Invocation) (RunOutcome,
 	return out, nil
 }
 
-// writable lists what the sandboxed command may write to: the workspace,
-// the temp dir, the tool caches env implies and the configured extras.
-func (r *RunTest) writable(env []string) []string {
-	w := []string{r.ws.Dir(), os.TempDir(), "/tmp"}
-	for _, kv := range env {
-		if v, ok := strings.CutPrefix(kv, "TMPDIR="); ok && filepath.IsAbs(v) {
-			w = append(w, v) // the command's own temp dir, when the caller set another
-		}
-	}
-	caches := sandbox.ToolCaches(env)
-	if r.cfg.ReadOnlyModules {
-		caches = slices.DeleteFunc(caches, func(d string) bool { return isModuleCache(d, env) })
-	}
-	w = append(w, caches...)
-	return append(w, r.cfg.WritableDirs...)
-}
-
-// Protections names what contained the latest run ("" before any run).
-func (r *RunTest) Protections() string {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.protections
-}
-
-// EventIsolation is the trace event IsolationEvents adds after each
-// run_test call: what contained that run.
-const EventIsolation = "run_test.isolation"
-
-// IsolationEvents returns a sink that forwards every event to next and,
-// after the tool.end of each run_test call that ran the command, emits an
-// EventIsolation event naming what contained the run (data: step, id,
-// protections, leftovers_killed).
-func (r *RunTest) IsolationEvents(next agent.EventSink) agent.EventSink {
-	return &isolationSink{rt: r, next: next}
-}
-
-type isolationSink struct {
-	rt   *RunTest
-	next agent.EventSink
-	mu   sync.Mutex
-	seen int // runs already reported
-}
-
-func (s *isolationSink) Emit(e agent.Event) {
-	s.next.Emit(e)
-	if e.Type != agent.EventToolEnd || e.Data["tool"] != "run_test" {
-		return
-	}
-	s.rt.mu.Lock()
-	runs, prot, left := s.rt.runs, s.rt.protections, s.rt.leftovers
-	s.rt.mu.Unlock()
-	s.mu.Lock()
-	fresh := runs > s.seen
-	s.seen = runs
-	s.mu.Unlock()
-	if !fresh || prot == "" {
-		return
-	}
-	s.next.Emit(agent.Event{Type: EventIsolation, Time: e.Time, Data: map[string]any{
-		"step": e.Data["step"], "id": e.Data["id"], "protections": prot, "leftovers_killed": left}})
-}
-
-// CredentialsHidden reports whether the latest run had the workspace's
-// persisted credentials hidden from test code (false before any run).
-func (r *RunTest) CredentialsHidden() bool {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.hidden
-}
-
-// protections is one line: the containment mechanism, then the sandbox.
-func protections(res proc.Result, noSandbox bool) string {
-	box := res.Sandbox.String()
-	if noSandbox {
-		box = "sandbox off by configuration (--no-sandbox): no Landlock, network open, groups kept, persisted credentials readable"
-	}
-	return "processes: " + res.Containment + "; " + box
-}
-
 // appendTail adds to a capped log the part of the output's in-memory tail
 // that the cap dropped, so that what failed at the very end (the usual
 // place) is in the file failure extraction and read_file read. It returns
@@ -500,23 +331,4 @@ func (r *RunTest) reserveLog() (int, string, error) {
 		return r.next, p, nil
 	}
 	return 0, "", errors.New("run_test: no free log file name")
-}
-
-// isModuleCache reports whether the tool-cache directory d is the Go
-// module cache or the GOPATH pkg directory holding it.
-func isModuleCache(d string, env []string) bool {
-	if d == lastEnv(env, "GOMODCACHE") {
-		return true
-	}
-	return filepath.Base(d) == "pkg" && !strings.Contains(d, string(filepath.Separator)+".cache"+string(filepath.Separator))
-}
-
-// lastEnv is the value the environment gives name (its last entry), or "".
-func lastEnv(env []string, name string) string {
-	for i := len(env) - 1; i >= 0; i-- {
-		if v, ok := strings.CutPrefix(env[i], name+"="); ok {
-			return v
-		}
-	}
-	return ""
 }
