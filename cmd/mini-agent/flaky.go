@@ -203,7 +203,7 @@ func runFlaky(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		rep.Notes = append(rep.Notes, wholeSuiteNote(ex, f.tests, f.fix))
 	}
 	var fixStatus flaky.FixStatus
-	refused := false // the model refused the fix: exit 5, as fix and the action do
+	var fixBundle bundle.Status // the fix's agent run, for its exit code (a refusal is 5)
 	if target := flakyrun.FixTarget(res.Tests, ex.Requested); f.fix && target != nil {
 		fmt.Fprintf(stderr, "mini-agent flaky: fixing %s (%d of %d runs failed)\n", target.ID, target.Failures, target.Runs)
 		// ex.Config is the selection the evidence came from: the rerun bar
@@ -218,7 +218,9 @@ func runFlaky(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 			rep.Fix = flaky.NewFixReport(flaky.Result{Status: flaky.FixUnproven, Reason: "the fix could not be judged: " + err.Error()}, nil)
 		} else {
 			rep.Fix = fr.Report
-			refused = fr.Outcome != nil && fr.Outcome.Bundle.Status == bundle.StatusRefused
+			if fr.Outcome != nil {
+				fixBundle = fr.Outcome.Bundle.Status
+			}
 		}
 		fixStatus = rep.Fix.Status
 	} else if f.fix {
@@ -228,10 +230,7 @@ func runFlaky(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 			rep.Notes = append(rep.Notes, "--fix: no flaky test to fix")
 		}
 	}
-	code := exitcode.ForFlaky(rep.Count(flaky.VerdictFlaky), rep.Count(flaky.VerdictFailing), fixStatus)
-	if refused {
-		code = exitcode.Refused
-	}
+	code := exitcode.ForFlaky(rep.Count(flaky.VerdictFlaky), rep.Count(flaky.VerdictFailing), fixStatus, fixBundle)
 	if f.jsonPath != "" {
 		if err := writeJSON(f.jsonPath, rep, rd); err != nil {
 			fmt.Fprintf(stderr, "mini-agent flaky: --json: %v\n", err)

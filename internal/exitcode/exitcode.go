@@ -112,16 +112,21 @@ func ForStatus(status bundle.Status) int {
 
 // ForFlaky is the code of `mini-agent flaky` once the tests were judged:
 // flakyTests and failingTests count the verdicts, fix is the fix's status
-// ("" when none was attempted). A fix that failed the rerun bar or a diff
-// check is ValidationFailed; an unproven one is NotFixed, never OK. With
+// ("" when none was attempted) and fixBundle its agent run's status. A fix
+// that failed the rerun bar or a diff check is ValidationFailed; an
+// unproven one is NotFixed, never OK, or Refused when the model refused
+// it (fixBundle refused), as for `mini-agent fix` and the action. With
 // no fix, any flaky or failing test is NotFixed (a failing test is a
 // regression for `mini-agent fix`, not a green run). A proven fix (of one
 // test) is OK only when it was the one flaky test and none was failing.
-func ForFlaky(flakyTests, failingTests int, fix flaky.FixStatus) int {
+func ForFlaky(flakyTests, failingTests int, fix flaky.FixStatus, fixBundle bundle.Status) int {
 	switch fix {
 	case flaky.FixFailedBar, flaky.FixRejected:
 		return ValidationFailed
 	case flaky.FixUnproven:
+		if fixBundle == bundle.StatusRefused {
+			return Refused
+		}
 		return NotFixed
 	case flaky.FixProven:
 		if failingTests > 0 || flakyTests > 1 { // a fix is for one test: others remain

@@ -134,20 +134,22 @@ func TestForFlaky(t *testing.T) {
 	for _, c := range []struct {
 		flakyN, failingN int
 		fix              flaky.FixStatus
+		bundle           bundle.Status
 		want             int
 	}{
-		{0, 0, "", OK},
-		{1, 0, "", NotFixed},
-		{0, 1, "", NotFixed},
-		{1, 0, flaky.FixProven, OK},
-		{1, 1, flaky.FixProven, NotFixed},
-		{2, 0, flaky.FixProven, NotFixed},
-		{1, 0, flaky.FixUnproven, NotFixed},
-		{1, 0, flaky.FixFailedBar, ValidationFailed},
-		{1, 0, flaky.FixRejected, ValidationFailed},
+		{0, 0, "", "", OK},
+		{1, 0, "", "", NotFixed},
+		{0, 1, "", "", NotFixed},
+		{1, 0, flaky.FixProven, bundle.StatusFixed, OK},
+		{1, 1, flaky.FixProven, bundle.StatusFixed, NotFixed},
+		{2, 0, flaky.FixProven, bundle.StatusFixed, NotFixed},
+		{1, 0, flaky.FixUnproven, "", NotFixed},
+		{1, 0, flaky.FixUnproven, bundle.StatusRefused, Refused},
+		{1, 0, flaky.FixFailedBar, bundle.StatusFixed, ValidationFailed},
+		{1, 0, flaky.FixRejected, bundle.StatusFixed, ValidationFailed},
 	} {
-		if got := ForFlaky(c.flakyN, c.failingN, c.fix); got != c.want {
-			t.Errorf("ForFlaky(%d, %d, %q) = %d, want %d", c.flakyN, c.failingN, c.fix, got, c.want)
+		if got := ForFlaky(c.flakyN, c.failingN, c.fix, c.bundle); got != c.want {
+			t.Errorf("ForFlaky(%d, %d, %q, %q) = %d, want %d", c.flakyN, c.failingN, c.fix, c.bundle, got, c.want)
 		}
 	}
 }

@@ -372,17 +372,9 @@ func TestJournalSeesTheTreeSwappedFromAbove(t *testing.T) {
 	dir := filepath.Join(base, "p", "ws")
 	os.MkdirAll(filepath.Dir(dir), 0o755)
 	if err := os.Rename(setup(t, true), dir); err != nil {
-		t.Skipf("cannot move the fixture: %v", err)
+		t.Fatalf("cannot move the fixture: %v", err)
 	}
-	s, err := Take(context.Background(), dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	if _, err := s.Restore(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	age(s)
+	s := armedSnapshot(t, dir)
 	if err := os.Rename(filepath.Join(base, "p"), filepath.Join(base, "old")); err != nil {
 		t.Fatal(err)
 	}
@@ -405,15 +397,7 @@ func TestJournalArmsBesideADanglingSymlink(t *testing.T) {
 	}
 	run(t, dir, "git", "add", "dangling")
 	run(t, dir, "git", "commit", "-qm", "link")
-	s, err := Take(context.Background(), dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	if _, err := s.Restore(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	if !s.journal.ok() {
+	if s := armedSnapshot(t, dir); !s.journal.ok() {
 		t.Fatalf("not armed: %q", s.journal.why)
 	}
 }
